@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Sets up everything this repo needs on Debian 12, then runs the given command
+# inside the project environment:  ./setup.sh scons   |   ./setup.sh pytest
+# Idempotent, and quick when everything is already in place.
+set -euo pipefail
+cd "$(dirname "$0")"
+repo=$PWD
+
+missing=()
+while read -r pkg; do
+  [[ -z $pkg || $pkg == \#* ]] && continue
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
+done < debian-packages.txt
+if ((${#missing[@]})); then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  sudo_cmd=(); [[ $(id -u) == 0 ]] || sudo_cmd=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -qq
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+venv=$repo/.venv
+[[ -x $venv/bin/python ]] || python3 -m venv "$venv"
+want=$(cat requirements.txt requirements-cuda.txt | sha256sum | cut -d' ' -f1)
+have=$(cat "$venv/.requirements.sha256" 2>/dev/null || true)
+if [[ $want != "$have" ]]; then
+  echo "setup: installing Python packages into .venv"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check -r requirements.txt
+  if ! command -v nvcc >/dev/null; then
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check -r requirements-cuda.txt
+  fi
+  echo "$want" > "$venv/.requirements.sha256"
+fi
+
+export PATH=$venv/bin:$PATH VIRTUAL_ENV=$venv
+(($#)) || exit 0
+exec "$@"

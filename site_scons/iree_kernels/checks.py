@@ -1,0 +1,87 @@
+"""Expected outputs kept next to a model, and running a built module against them.
+
+A model's ``<name>.expected.toml`` lists cases: a function, its inputs and the
+outputs it must produce, in iree-run-module's ``--input`` syntax. Running is
+done by ``iree-run-module --expected_output=...``, so the comparison is IREE's
+own. This module does not decide which targets can run here: see ``runtime``.
+"""
+from __future__ import annotations
+
+import subprocess
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import UserError
+from .manifest import closest
+
+CASE_KEYS = {"function", "inputs", "outputs", "targets", "atol", "rtol"}
+
+
+@dataclass(frozen=True)
+class Case:
+    function: str
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    targets: tuple[str, ...] | None
+    atol: float | None
+    rtol: float | None
+    entry: str
+
+    def argv(self, run_module: str, module: str, device: str) -> list[str]:
+        argv = [run_module, f"--module={module}", f"--device={device}",
+                f"--function={self.function}"]
+        argv += [f"--input={i}" for i in self.inputs]
+        argv += [f"--expected_output={o}" for o in self.outputs]
+        if self.atol is not None:
+            argv += [f"--expected_{t}_threshold={self.atol}" for t in ("f16", "bf16", "f32", "f64")]
+        if self.rtol is not None:
+            argv.append(f"--expected_rtol={self.rtol}")
+        return argv
+
+
+def load_cases(path: str, target: str | None = None) -> list[Case]:
+    """The cases in ``path``; with ``target``, only those that apply to it."""
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as e:
+        raise UserError(f"cannot read expected outputs: {e.strerror}", file=path)
+    except tomllib.TOMLDecodeError as e:
+        raise UserError(f"not valid TOML: {e}", file=path)
+    unknown = set(data) - {"case"}
+    if unknown:
+        raise UserError(f"unknown key '{sorted(unknown)[0]}'; an expected-outputs file holds "
+                        "[[case]] entries", file=path)
+    cases = []
+    for index, entry in enumerate(data.get("case", [])):
+        name = f"[[case]] #{index + 1}"
+        for key in entry:
+            if key not in CASE_KEYS:
+                raise UserError(f"unknown field '{key}'{closest(key, CASE_KEYS)}", file=path, entry=name)
+        for key in ("function", "outputs"):
+            if key not in entry:
+                raise UserError("missing required field", file=path, entry=name, field=key)
+        for key in ("inputs", "outputs", "targets"):
+            value = entry.get(key, [])
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise UserError("must be a list of strings", file=path, entry=name, field=key)
+        targets = tuple(entry["targets"]) if "targets" in entry else None
+        if target is not None and targets is not None and target not in targets:
+            continue
+        cases.append(Case(entry["function"], tuple(entry.get("inputs", [])),
+                          tuple(entry["outputs"]), targets, entry.get("atol"),
+                          entry.get("rtol"), name))
+    return cases
+
+
+def run_case(case: Case, run_module: str, module: str, device: str,
+             expected_file: str) -> str:
+    """Run one case; return iree-run-module's output, or raise on any mismatch."""
+    argv = case.argv(run_module, module, device)
+    result = subprocess.run(argv, capture_output=True, text=True)
+    output = result.stdout + result.stderr
+    if result.returncode != 0:
+        raise UserError(f"{module} on device '{device}' does not produce the expected "
+                        f"outputs of @{case.function}:\n{output.strip()}",
+                        file=expected_file, entry=case.entry)
+    return output

@@ -1,0 +1,114 @@
+"""What a model's executables are, read from an executable-sources dump.
+
+``iree-compile --compile-to=executable-sources`` writes the program with each
+``hal.executable`` still in source form; this module reads it with the MLIR
+Python bindings shipped in iree-base-compiler and returns plain records:
+names, export names, pipeline layouts. It does not run iree-compile.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .errors import UserError
+
+
+@dataclass(frozen=True)
+class Binding:
+    index: int
+    type: str                 # "storage_buffer"
+    read_only: bool
+
+
+@dataclass(frozen=True)
+class Layout:
+    bindings: tuple[Binding, ...]
+    constants: int
+
+    def describe(self) -> str:
+        names = ", ".join(f"{b.index}:{'ro' if b.read_only else 'rw'}" for b in self.bindings)
+        return f"{len(self.bindings)} bindings [{names}], {self.constants} push constants"
+
+
+@dataclass(frozen=True)
+class Export:
+    name: str
+    ordinal: int
+    layout: Layout
+    workgroup_size: tuple[int, ...] | None
+
+
+@dataclass(frozen=True)
+class Executable:
+    name: str
+    backend: str              # "llvm-cpu", "vulkan-spirv", "cuda"
+    format: str               # "embedded-elf-x86_64", "vulkan-spirv-fb", "cuda-nvptx-fb"
+    exports: tuple[Export, ...]
+
+    @property
+    def export(self) -> Export:
+        """The only export; dispatch executables have exactly one."""
+        return self.exports[0]
+
+
+_BINDING_RE = re.compile(r"#hal\.pipeline\.binding<(\w+)(?:,\s*\"?([\w|]+)\"?)?>")
+_CONSTANTS_RE = re.compile(r"constants\s*=\s*(\d+)")
+_TARGET_RE = re.compile(r"<\"([^\"]+)\",\s*\"([^\"]+)\"")
+
+
+def parse_layout(text: str) -> Layout:
+    bindings = tuple(
+        Binding(i, kind, "ReadOnly" in (flags or "").split("|"))
+        for i, (kind, flags) in enumerate(_BINDING_RE.findall(text)))
+    m = _CONSTANTS_RE.search(text)
+    return Layout(bindings, int(m.group(1)) if m else 0)
+
+
+def read_executables(text: str, source: str = "<dump>") -> dict[str, Executable]:
+    """Every hal.executable in ``text`` (an MLIR module), by symbol name."""
+    from iree.compiler import ir
+
+    with ir.Context() as context:
+        context.allow_unregistered_dialects = True
+        try:
+            module = ir.Module.parse(text)
+        except ir.MLIRError as e:
+            raise UserError(f"cannot parse executable sources: {e}", file=source) from None
+        executables = {}
+        for op in _ops(module.operation, "hal.executable"):
+            name = ir.StringAttr(op.attributes["sym_name"]).value
+            executables[name] = _executable(name, op)
+    return executables
+
+
+def _executable(name: str, op) -> Executable:
+    from iree.compiler import ir
+
+    variants = _ops(op, "hal.executable.variant")
+    if not variants:
+        return Executable(name, "", "", ())
+    variant = variants[0]
+    m = _TARGET_RE.search(str(variant.attributes["target"]))
+    backend, fmt = (m.group(1), m.group(2)) if m else ("", "")
+    exports = []
+    for export in _ops(variant, "hal.executable.export"):
+        attrs = export.attributes
+        size = None
+        if "workgroup_size" in attrs:
+            size = tuple(ir.IntegerAttr(a).value for a in ir.ArrayAttr(attrs["workgroup_size"]))
+        exports.append(Export(
+            ir.StringAttr(attrs["sym_name"]).value,
+            ir.IntegerAttr(attrs["ordinal"]).value if "ordinal" in attrs else len(exports),
+            parse_layout(str(attrs["layout"])),
+            size))
+    return Executable(name, backend, fmt, tuple(exports))
+
+
+def _ops(parent, name: str) -> list:
+    found = []
+    for region in parent.regions:
+        for block in region.blocks:
+            for op in block.operations:
+                if op.operation.name == name:
+                    found.append(op.operation)
+    return found

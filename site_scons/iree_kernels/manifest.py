@@ -1,0 +1,311 @@
+"""Kernel manifests: TOML files in a repo saying which kernel replaces which executable.
+
+A manifest declares models (``[models.NAME]``) and substitutions
+(``[[substitutions]]``); a project is all manifests of a repo read together.
+This module turns them into typed records and rejects anything malformed with
+an error naming the file, line, entry and field. It does not look inside
+models or kernels: that is ``executables`` and the per-language checks.
+"""
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import UserError
+from .targets import MODES, TARGETS, kernel_kind
+
+NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+# Paths travel through SCons and into flag files; '$', quotes, ';' and the
+# like are refused rather than escaped.
+PATH_RE = re.compile(r"^[\w .+,@=/-]+$")
+
+MODEL_KEYS = {"source", "targets", "options", "expected"}
+SUBSTITUTION_KEYS = {"model", "target", "executable", "file", "mode"}
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a record was written: for error messages."""
+    file: str
+    line: int | None
+    entry: str
+
+    def error(self, message: str, field: str | None = None) -> UserError:
+        return UserError(message, file=self.file, line=self.line,
+                         entry=self.entry, field=field)
+
+
+@dataclass(frozen=True)
+class Model:
+    name: str
+    source: str                       # repo-relative, POSIX separators
+    targets: tuple[str, ...]
+    options: dict[str, tuple[str, ...]]
+    expected: str | None
+    origin: Origin
+
+
+@dataclass(frozen=True)
+class Substitution:
+    model: str
+    target: str
+    executable: str
+    file: str                         # repo-relative, POSIX separators
+    mode: str
+    origin: Origin
+
+    def as_record(self) -> dict:
+        return {"model": self.model, "target": self.target,
+                "executable": self.executable, "file": self.file,
+                "mode": self.mode, "manifest": self.origin.file}
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Substitution":
+        return cls(**{**data, "origin": Origin(**data["origin"])})
+
+
+@dataclass
+class Project:
+    root: Path
+    manifests: list[str] = field(default_factory=list)
+    models: dict[str, Model] = field(default_factory=dict)
+    substitutions: list[Substitution] = field(default_factory=list)
+
+    def substitutions_for(self, model: str, target: str) -> list[Substitution]:
+        return [s for s in self.substitutions
+                if s.model == model and s.target == target]
+
+
+def closest(name: str, known) -> str:
+    """' (did you mean X?)' for the nearest known name, or ''."""
+    match = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
+    return f" (did you mean '{match[0]}'?)" if match else ""
+
+
+def load_project(root: str | Path, manifest_paths) -> Project:
+    root = Path(root).resolve()
+    project = Project(root=root)
+    for path in sorted(Path(p) for p in manifest_paths):
+        _load_manifest(project, path)
+    for sub in project.substitutions:
+        _check_references(project, sub)
+    _check_duplicates(project)
+    return project
+
+
+def _load_manifest(project: Project, path: Path) -> None:
+    rel = _relative(project.root, path)
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = tomllib.loads(text)
+    except OSError as e:
+        raise UserError(f"cannot read manifest: {e.strerror}", file=rel)
+    except UnicodeDecodeError:
+        raise UserError("manifest is not UTF-8 text", file=rel)
+    except tomllib.TOMLDecodeError as e:
+        line = _toml_error_line(str(e))
+        raise UserError(f"not valid TOML: {_strip_position(str(e))}", file=rel, line=line)
+    project.manifests.append(rel)
+    unknown = set(data) - {"models", "substitutions"}
+    for key in sorted(unknown):
+        raise UserError(f"unknown top-level key '{key}'; a manifest has "
+                        "[models.NAME] tables and [[substitutions]] entries"
+                        + closest(key, ["models", "substitutions"]),
+                        file=rel, line=_line_of_key(text, key))
+    models = data.get("models", {})
+    if not isinstance(models, dict):
+        raise UserError("'models' must be a table of [models.NAME] entries", file=rel)
+    for name, entry in models.items():
+        origin = Origin(rel, _line_of_header(text, rf"models\.\"?{re.escape(name)}\"?", 0),
+                        f"models.{name}")
+        if name in project.models:
+            raise origin.error(f"model '{name}' is already declared in "
+                               f"{project.models[name].origin.file}")
+        project.models[name] = _model(project.root, name, entry, origin, text)
+    subs = data.get("substitutions", [])
+    if not isinstance(subs, list):
+        raise UserError("'substitutions' must be an array of [[substitutions]] entries", file=rel)
+    for index, entry in enumerate(subs):
+        origin = Origin(rel, _line_of_header(text, r"\[substitutions\]", index),
+                        f"[[substitutions]] #{index + 1}")
+        project.substitutions.append(_substitution(project.root, entry, origin, text))
+
+
+def _model(root: Path, name: str, entry, origin: Origin, text: str) -> Model:
+    if not NAME_RE.match(name):
+        raise origin.error("model names may use letters, digits, '_', '.' and '-' only")
+    if not isinstance(entry, dict):
+        raise origin.error("a model must be a table")
+    _check_keys(entry, MODEL_KEYS, origin, text)
+    source = _path_field(root, entry, "source", origin, text, required=True, suffixes=(".mlir", ".mlirbc"))
+    targets = entry.get("targets", list(TARGETS))
+    if not isinstance(targets, list) or not all(isinstance(t, str) for t in targets):
+        raise _field_error(origin, text, "targets", "must be a list of target names")
+    for t in targets:
+        if t not in TARGETS:
+            raise _field_error(origin, text, "targets", f"unknown target '{t}'{closest(t, TARGETS)}; "
+                               f"known targets: {', '.join(TARGETS)}")
+    options = entry.get("options", {})
+    if not isinstance(options, dict):
+        raise _field_error(origin, text, "options", "must be a table of TARGET = [flags]")
+    for t, flags in options.items():
+        if t not in targets:
+            raise _field_error(origin, text, "options", f"options for target '{t}', which this "
+                               f"model is not built for (targets: {', '.join(targets)})")
+        if not isinstance(flags, list) or not all(isinstance(f, str) and f.startswith("-") for f in flags):
+            raise _field_error(origin, text, "options", f"options.{t} must be a list of "
+                               "iree-compile flags, each starting with '-'")
+    expected = _path_field(root, entry, "expected", origin, text, suffixes=(".toml",))
+    if expected is None:
+        default = Path(source).with_suffix(".expected.toml")
+        expected = default.as_posix() if (root / default).is_file() else None
+    return Model(name, source, tuple(targets),
+                 {t: tuple(f) for t, f in options.items()}, expected, origin)
+
+
+def _substitution(root: Path, entry, origin: Origin, text: str) -> Substitution:
+    if not isinstance(entry, dict):
+        raise origin.error("a substitution must be a table")
+    _check_keys(entry, SUBSTITUTION_KEYS, origin, text)
+    values = {}
+    for key in ("model", "target", "executable"):
+        value = entry.get(key)
+        if value is None:
+            raise origin.error("missing required field", key)
+        if not isinstance(value, str) or not value.strip() or any(c.isspace() for c in value):
+            raise _field_error(origin, text, key, "must be a non-empty string without spaces")
+        values[key] = value
+    described = Origin(origin.file, origin.line, f"{origin.entry} (executable "
+                       f"'{values['executable']}' of {values['model']}/{values['target']})")
+    file = _path_field(root, entry, "file", described, text, required=True)
+    kind = kernel_kind(file)
+    if kind is None:
+        raise _field_error(described, text, "file", f"'{file}' is not a kernel file this tool "
+                           "knows (.mlir)")
+    mode = entry.get("mode", kind.default_mode)
+    if mode not in MODES:
+        raise _field_error(described, text, "mode", f"unknown mode '{mode}'{closest(str(mode), MODES)}; "
+                           f"modes: {', '.join(MODES)}")
+    if mode not in kind.modes:
+        raise _field_error(described, text, "mode", f"{kind.description} cannot be substituted in "
+                           f"{mode} mode: {kind.why_not}")
+    if values["target"] not in kind.targets:
+        raise _field_error(described, text, "file", f"{kind.description} cannot replace an executable "
+                           f"of target '{values['target']}'; it fits {', '.join(kind.targets)}")
+    return Substitution(values["model"], values["target"], values["executable"],
+                        file, mode, described)
+
+
+def _check_references(project: Project, sub: Substitution) -> None:
+    model = project.models.get(sub.model)
+    if model is None:
+        raise sub.origin.error(f"unknown model '{sub.model}'{closest(sub.model, project.models)}; "
+                               f"declared models: {', '.join(sorted(project.models)) or 'none'}",
+                               "model")
+    if sub.target not in model.targets:
+        raise sub.origin.error(f"model '{sub.model}' is not built for target '{sub.target}'"
+                               f"{closest(sub.target, model.targets)}; its targets: "
+                               f"{', '.join(model.targets)}", "target")
+
+
+def _check_duplicates(project: Project) -> None:
+    seen: dict[tuple, Substitution] = {}
+    for sub in project.substitutions:
+        key = (sub.model, sub.target, sub.executable)
+        if key in seen:
+            first = seen[key].origin
+            raise sub.origin.error(f"executable '{sub.executable}' of {sub.model}/{sub.target} is "
+                                   f"already substituted at {first.file}:{first.line} ({first.entry})",
+                                   "executable")
+        seen[key] = sub
+
+
+def _check_keys(entry: dict, allowed: set[str], origin: Origin, text: str) -> None:
+    for key in entry:
+        if key not in allowed:
+            raise UserError(f"unknown field '{key}'{closest(key, allowed)}; allowed fields: "
+                            f"{', '.join(sorted(allowed))}", file=origin.file,
+                            line=_line_of_field(text, origin.line, key), entry=origin.entry)
+
+
+def _path_field(root: Path, entry: dict, key: str, origin: Origin, text: str,
+                required: bool = False, suffixes: tuple[str, ...] = ()) -> str | None:
+    value = entry.get(key)
+    if value is None:
+        if required:
+            raise origin.error("missing required field", key)
+        return None
+    if not isinstance(value, str) or not value:
+        raise _field_error(origin, text, key, "must be a path (a string)")
+    if not PATH_RE.match(value):
+        bad = next(c for c in value if not PATH_RE.match(c))
+        raise _field_error(origin, text, key, f"path '{value}' contains '{bad}'; paths may use "
+                           "letters, digits, spaces and . _ + , @ = / - only")
+    if value.startswith("/"):
+        raise _field_error(origin, text, key, f"'{value}' is absolute; write it relative to the "
+                           "repository root")
+    resolved = (root / value).resolve()
+    if not resolved.is_relative_to(root):
+        raise _field_error(origin, text, key, f"'{value}' is outside the repository")
+    if suffixes and not value.endswith(suffixes):
+        raise _field_error(origin, text, key, f"'{value}' should end in {' or '.join(suffixes)}")
+    if not resolved.is_file():
+        raise _field_error(origin, text, key, f"file not found: {value}")
+    return resolved.relative_to(root).as_posix()
+
+
+def _field_error(origin: Origin, text: str, key: str, message: str) -> UserError:
+    return UserError(message, file=origin.file, line=_line_of_field(text, origin.line, key),
+                     entry=origin.entry, field=key)
+
+
+def _relative(root: Path, path: Path) -> str:
+    try:
+        return path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
+
+
+# tomllib reports no positions for values, so lines are found in the text:
+# the nth header of an entry, then the first line of a field below it.
+
+def _line_of_header(text: str, pattern: str, nth: int) -> int | None:
+    header = re.compile(rf"^\s*\[\s*{pattern}\s*\]", re.M)
+    matches = list(header.finditer(text))
+    if nth < len(matches):
+        return text.count("\n", 0, matches[nth].start()) + 1
+    return None
+
+
+def _line_of_field(text: str, start: int | None, key: str) -> int | None:
+    lines = text.splitlines()
+    for number in range((start or 1), len(lines) + 1):
+        line = lines[number - 1].strip()
+        if number > (start or 1) and line.startswith("["):
+            break
+        if re.match(rf"^\"?{re.escape(key)}\"?\s*=", line):
+            return number
+    return start
+
+
+def _line_of_key(text: str, key: str) -> int | None:
+    for number, line in enumerate(text.splitlines(), 1):
+        if re.match(rf"^\s*\[*\s*\"?{re.escape(key)}\b", line):
+            return number
+    return None
+
+
+def _toml_error_line(message: str) -> int | None:
+    m = re.search(r"line (\d+)", message)
+    return int(m.group(1)) if m else None
+
+
+def _strip_position(message: str) -> str:
+    return re.sub(r"\s*\(at line \d+, column \d+\)", "", message)

@@ -1,0 +1,43 @@
+"""Jinja2 rendering of the files iree-compile reads: flag files and substitution records.
+
+Templates live in ``templates/``; this module only loads them and supplies
+the filters they need. What goes into them is decided by the callers.
+"""
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from pathlib import Path
+
+import jinja2
+
+TEMPLATES = Path(__file__).parent / "templates"
+_PLAIN_ARG = re.compile(r"^[\w@%+=:,./$-]+$")
+
+
+def response_file_arg(arg: str) -> str:
+    """Quote one argument for an LLVM (GNU-style) response file."""
+    if _PLAIN_ARG.match(arg):
+        return arg
+    return '"' + arg.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+@lru_cache(maxsize=None)
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+    )
+    env.filters["rsp"] = response_file_arg
+    env.filters["json"] = lambda value: json.dumps(value, indent=2, sort_keys=True,
+                                                   ensure_ascii=False)
+    return env
+
+
+def render(template: str, **context) -> str:
+    return environment().get_template(template).render(**context)

@@ -1,0 +1,63 @@
+"""The compilation targets a model can be built for, and which kernel files fit them.
+
+A target is IREE's name for a backend plus the iree-compile flags that select
+it and the runtime device that runs its modules. Nothing here runs a tool.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+# Flags every compile gets, so that modules do not depend on where they were built.
+REPRODUCIBLE_FLAGS = ("--iree-vm-bytecode-module-strip-source-map",)
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    compile_flags: tuple[str, ...]
+    run_device: str
+
+
+TARGETS = {
+    "llvm-cpu": Target(
+        "llvm-cpu",
+        ("--iree-hal-target-device=local",
+         "--iree-hal-local-target-device-backends=llvm-cpu",
+         "--iree-llvmcpu-target-cpu=generic",
+         "--iree-llvmcpu-debug-symbols=false"),
+        "local-sync"),
+    "vulkan": Target(
+        "vulkan",
+        ("--iree-hal-target-device=vulkan",),
+        "vulkan"),
+    "cuda": Target(
+        "cuda",
+        ("--iree-hal-target-device=cuda", "--iree-cuda-target=sm_80"),
+        "cuda"),
+}
+
+MODES = ("source", "object")
+
+
+@dataclass(frozen=True)
+class KernelKind:
+    """What a kernel file of one suffix is, and where it may go."""
+    suffix: str
+    description: str
+    targets: tuple[str, ...]
+    default_mode: str
+    modes: tuple[str, ...]
+    why_not: str = ""
+
+
+KERNEL_KINDS = {
+    ".mlir": KernelKind(".mlir", "an MLIR hal.executable source",
+                        tuple(TARGETS), "source", ("source",),
+                        "an .mlir file replaces an executable's source; object mode "
+                        "takes a compiled kernel (.ptx, .spv)"),
+}
+
+
+def kernel_kind(path: str) -> KernelKind | None:
+    return KERNEL_KINDS.get(PurePosixPath(path).suffix)

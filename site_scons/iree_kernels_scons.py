@@ -1,0 +1,60 @@
+"""SCons glue shared by the tools in ``site_tools``: error reporting, atomic writes, spawning.
+
+Kept out of ``iree_kernels`` so that package imports without SCons.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import subprocess
+import tempfile
+
+import SCons.Errors
+
+from iree_kernels.errors import UserError
+
+
+def reporting_user_errors(action_function):
+    """Turn a UserError raised by a Python action into one SCons error line, no traceback."""
+    @functools.wraps(action_function)
+    def wrapper(target, source, env):
+        try:
+            return action_function(target, source, env)
+        except UserError as e:
+            for node in target:
+                if os.path.exists(node.abspath):
+                    os.remove(node.abspath)
+            raise SCons.Errors.BuildError(node=target[0], errstr=str(e), exitstatus=2) from None
+    return wrapper
+
+
+def write_atomically(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` so that an interrupted build never leaves half a file."""
+    directory = os.path.dirname(path) or "."
+    os.makedirs(directory, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=os.path.basename(path))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.remove(temporary)
+        raise
+
+
+def spawn_without_shell(sh, escape, cmd, args, env):
+    """SCons SPAWN that runs argv directly: no manifest value ever reaches a shell."""
+    try:
+        return subprocess.call(args, env=env, close_fds=True)
+    except OSError as e:
+        print(f"scons: cannot run {args[0]}: {e.strerror}")
+        return 127
+
+
+def pspawn_without_shell(sh, escape, cmd, args, env, stdout, stderr):
+    try:
+        return subprocess.call(args, env=env, close_fds=True, stdout=stdout, stderr=stderr)
+    except OSError as e:
+        stderr.write(f"scons: cannot run {args[0]}: {e.strerror}\n")
+        return 127

@@ -1,0 +1,79 @@
+"""SCons tool: iree-compile builders.
+
+Builders:
+  IreeExecutableSources  model.mlir + options.flags -> executables.mlir
+                         (``--compile-to=executable-sources``: the model's
+                         executables before codegen, for inspection)
+  IreeModule             model.mlir + options.flags + substitutions.flags -> .vmfb
+
+Sources after the model are flag files passed as ``@file``. A scanner reads
+the substitution flag files, so a module depends on every substituted file,
+and on every ``#hal.executable.object<{path = ...}>`` those files name.
+"""
+from __future__ import annotations
+
+import re
+import shlex
+
+import SCons.Action
+import SCons.Builder
+import SCons.Scanner
+import SCons.Util
+
+from iree_kernels import toolchains
+
+_SUBSTITUTE_RE = re.compile(r"^--iree-hal-substitute-executable-(?:source|object|configuration)=[^=]+=(.+)$")
+_OBJECT_PATH_RE = re.compile(r"#hal\.executable\.object<\{[^}]*?path\s*=\s*\"([^\"]+)\"")
+
+
+def _substituted_paths(text: str) -> list[str]:
+    paths = []
+    for line in text.splitlines():
+        for arg in shlex.split(line):
+            m = _SUBSTITUTE_RE.match(arg)
+            if m:
+                paths.append(m.group(1))
+    return paths
+
+
+def scan_substitutions(node, env, path):
+    """Files a flag file substitutes; files an MLIR executable links as objects."""
+    if not node.exists():
+        return []
+    text = node.get_text_contents()
+    if node.get_suffix() == ".flags":
+        found = _substituted_paths(text)
+    elif node.get_suffix() == ".mlir":
+        found = _OBJECT_PATH_RE.findall(text)
+    else:
+        return []
+    top = env.Dir("#")
+    return [top.File(p) for p in found]
+
+
+def _flag_file_args(target, source, env, for_signature):
+    return [f"@{s}" for s in source[1:]]
+
+
+def generate(env):
+    env.SetDefault(
+        IREE_COMPILE=toolchains.iree_compile() or "iree-compile",
+        IREE_COMPILEFLAGS=SCons.Util.CLVar(""),
+        _IREE_FLAGFILES=_flag_file_args,
+        IREE_COMPILECOM="$IREE_COMPILE ${SOURCES[0]} $_IREE_FLAGFILES $IREE_COMPILEFLAGS -o $TARGET",
+        IREE_COMPILECOMSTR="",
+        IREE_DUMPCOM="$IREE_COMPILE ${SOURCES[0]} $_IREE_FLAGFILES --compile-to=executable-sources -o $TARGET",
+        IREE_DUMPCOMSTR="",
+    )
+    scanner = SCons.Scanner.Scanner(scan_substitutions, name="IreeSubstitutionScanner",
+                                    skeys=[".flags", ".mlir"], recursive=True)
+    env["BUILDERS"]["IreeModule"] = SCons.Builder.Builder(
+        action=SCons.Action.Action("$IREE_COMPILECOM", "$IREE_COMPILECOMSTR"),
+        suffix=".vmfb", src_suffix=".mlir", source_scanner=scanner)
+    env["BUILDERS"]["IreeExecutableSources"] = SCons.Builder.Builder(
+        action=SCons.Action.Action("$IREE_DUMPCOM", "$IREE_DUMPCOMSTR"),
+        suffix=".mlir", src_suffix=".mlir")
+
+
+def exists(env):
+    return env.Detect(env.get("IREE_COMPILE") or toolchains.iree_compile() or "iree-compile")

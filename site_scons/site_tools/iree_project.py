@@ -1,0 +1,137 @@
+"""SCons tool: declare every module of a repo's kernel manifests.
+
+``env.IreeKernelProject()`` reads ``kernels/**/*.toml`` and declares, per
+model and target: its options flag file, (when it has substitutions) a dump
+of its executables and its substitution flag file, the module, and a check
+against the model's expected outputs. Aliases: ``modules`` (the default),
+``check``. Command-line variables are listed by ``scons -h``.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import SCons.Action
+import SCons.Script
+from SCons.Script import BoolVariable, Variables
+
+from iree_kernels import runtime, toolchains
+from iree_kernels.errors import UserError
+from iree_kernels.manifest import load_project
+from iree_kernels.targets import REPRODUCIBLE_FLAGS, TARGETS
+from iree_kernels_scons import pspawn_without_shell, spawn_without_shell
+
+SHORT_COMSTRS = {
+    "IREE_COMPILECOMSTR": "IREE     $TARGET",
+    "IREE_DUMPCOMSTR": "DUMP     $TARGET",
+    "IREE_OPTIONSCOMSTR": "FLAGS    $TARGET",
+    "IREE_SUBSTITUTECOMSTR": "SUBST    $TARGET",
+    "IREE_CHECKCOMSTR": "CHECK    $SOURCE on $IREE_RUN_DEVICE",
+}
+
+
+def _variables(env) -> Variables:
+    variables = Variables(None, SCons.Script.ARGUMENTS)
+    variables.Add("IREE_TARGETS", "comma-separated targets to build (" + ", ".join(TARGETS) + ")",
+                  ",".join(TARGETS))
+    variables.Add("BUILD_DIR", "where everything built goes", "build")
+    variables.Add("MANIFESTS", "glob of kernel manifests, relative to the repository root",
+                  "kernels/**/*.toml")
+    variables.Add(BoolVariable("VERBOSE", "print full command lines", False))
+    variables.Update(env)
+    SCons.Script.Help(variables.GenerateHelpText(env), append=True)
+    for key in variables.UnknownVariables():
+        _fail(f"unknown command-line variable '{key}'; see scons -h")
+    return variables
+
+
+def _fail(message: str) -> None:
+    print(f"scons: *** {message}")
+    SCons.Script.Exit(2)
+
+
+def _selected_targets(env) -> list[str]:
+    selected = [t.strip() for t in env["IREE_TARGETS"].split(",") if t.strip()]
+    for t in selected:
+        if t not in TARGETS:
+            _fail(f"IREE_TARGETS: unknown target '{t}'; known targets: {', '.join(TARGETS)}")
+    return selected
+
+
+def declare_project(env, manifests=None):
+    _variables(env)
+    env = env.Clone(SPAWN=spawn_without_shell, PSPAWN=pspawn_without_shell,
+                    ESCAPE=lambda arg: arg)
+    if not env["VERBOSE"]:
+        env.Replace(**SHORT_COMSTRS)
+    root = Path(env.Dir("#").abspath)
+    if manifests is None:
+        manifests = sorted(root.glob(env["MANIFESTS"]))
+    try:
+        project = load_project(root, manifests)
+    except UserError as e:
+        _fail(str(e))
+    build = env.Dir(f"#{env['BUILD_DIR']}")
+    selected = _selected_targets(env)
+    modules, checks = [], []
+    for model in project.models.values():
+        for target in model.targets:
+            if target not in selected:
+                continue
+            module, check = _declare_module(env, project, model, target, build)
+            modules.append(module)
+            checks.append(check)
+    env.Alias("modules", modules)
+    env.Alias("check", checks)
+    SCons.Script.Default("modules")
+    return modules
+
+
+def _declare_module(env, project, model, target_name, build):
+    target = TARGETS[target_name]
+    here = build.Dir(target_name).Dir(model.name)
+    flags = [*target.compile_flags, *REPRODUCIBLE_FLAGS, *model.options.get(target_name, ())]
+    options = env.IreeOptionsFile(here.File("options.flags"), env.Value(json.dumps(flags)))
+    subs = project.substitutions_for(model.name, target_name)
+    spec = {"model": model.name, "target": target_name, "source": model.source,
+            "substitutions": [s.to_dict() for s in subs], "paths": {}}
+    sources = [env.Value(json.dumps(spec, sort_keys=True))]
+    if subs:
+        sources += env.IreeExecutableSources(here.File("executables.mlir"),
+                                             [model.source, options])
+        sources += [s.file for s in subs]
+    flag_file, _record = env.IreeSubstitutions(here.File("substitutions.flags"), sources)
+    module = env.IreeModule(build.Dir(target_name).File(f"{model.name}.vmfb"),
+                            [model.source, options, flag_file])
+    return module, _declare_check(env, model, target, module, here)
+
+
+def _skipped(env, name, message):
+    alias = env.Alias(name, [], SCons.Action.Action(lambda target, source, env: None, message))
+    env.AlwaysBuild(alias)
+    return alias
+
+
+def _declare_check(env, model, target, module, here):
+    name = f"check-{target.name}-{model.name}"
+    if model.expected is None:
+        return _skipped(env, name, f"check: skipped {module[0]}: {model.source} has no "
+                        "expected outputs")
+    run_module = toolchains.iree_tool("iree-run-module") or "iree-run-module"
+    driver = runtime.device_driver(target.run_device)
+    if driver not in runtime.available_drivers(run_module):
+        return _skipped(env, name, f"check: skipped {module[0]}: no '{driver}' device on "
+                        "this machine (iree-run-module --list_devices)")
+    return env.IreeCheck(module[0].target_from_source("", ".check"),
+                         [module, model.expected],
+                         IREE_RUN_DEVICE=target.run_device, IREE_RUN_TARGET=target.name)
+
+
+def generate(env):
+    for tool in ("iree_compile", "iree_substitutions", "iree_run"):
+        env.Tool(tool)
+    env.AddMethod(declare_project, "IreeKernelProject")
+
+
+def exists(env):
+    return True
