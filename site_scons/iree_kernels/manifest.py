@@ -33,10 +33,11 @@ class Origin:
     file: str
     line: int | None
     entry: str
+    field_lines: dict[str, int] = field(default_factory=dict, compare=False)
 
     def error(self, message: str, field: str | None = None) -> UserError:
-        return UserError(message, file=self.file, line=self.line,
-                         entry=self.entry, field=field)
+        line = self.field_lines.get(field, self.line) if field else self.line
+        return UserError(message, file=self.file, line=line, entry=self.entry, field=field)
 
 
 @dataclass(frozen=True)
@@ -133,8 +134,9 @@ def _load_manifest(project: Project, path: Path) -> None:
     if not isinstance(subs, list):
         raise UserError("'substitutions' must be an array of [[substitutions]] entries", file=rel)
     for index, entry in enumerate(subs):
-        origin = Origin(rel, _line_of_header(text, r"\[substitutions\]", index),
-                        f"[[substitutions]] #{index + 1}")
+        line = _line_of_header(text, r"\[substitutions\]", index)
+        origin = Origin(rel, line, f"[[substitutions]] #{index + 1}",
+                        _field_lines(text, line, entry))
         project.substitutions.append(_substitution(project.root, entry, origin, text))
 
 
@@ -183,7 +185,8 @@ def _substitution(root: Path, entry, origin: Origin, text: str) -> Substitution:
             raise _field_error(origin, text, key, "must be a non-empty string without spaces")
         values[key] = value
     described = Origin(origin.file, origin.line, f"{origin.entry} (executable "
-                       f"'{values['executable']}' of {values['model']}/{values['target']})")
+                       f"'{values['executable']}' of {values['model']}/{values['target']})",
+                       origin.field_lines)
     file = _path_field(root, entry, "file", described, text, required=True)
     kind = kernel_kind(file)
     if kind is None:
@@ -277,7 +280,7 @@ def _relative(root: Path, path: Path) -> str:
 # the nth header of an entry, then the first line of a field below it.
 
 def _line_of_header(text: str, pattern: str, nth: int) -> int | None:
-    header = re.compile(rf"^\s*\[\s*{pattern}\s*\]", re.M)
+    header = re.compile(rf"^[ \t]*\[[ \t]*{pattern}[ \t]*\]", re.M)
     matches = list(header.finditer(text))
     if nth < len(matches):
         return text.count("\n", 0, matches[nth].start()) + 1
@@ -293,6 +296,13 @@ def _line_of_field(text: str, start: int | None, key: str) -> int | None:
         if re.match(rf"^\"?{re.escape(key)}\"?\s*=", line):
             return number
     return start
+
+
+def _field_lines(text: str, start: int | None, entry) -> dict[str, int]:
+    if not isinstance(entry, dict):
+        return {}
+    lines = {key: _line_of_field(text, start, key) for key in entry}
+    return {key: line for key, line in lines.items() if line is not None}
 
 
 def _line_of_key(text: str, key: str) -> int | None:

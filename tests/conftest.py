@@ -1,0 +1,82 @@
+"""Shared fixtures: small SCons projects in temporary folders, built with this repo's tools."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SCONS = Path(sys.executable).with_name("scons")
+DATA = Path(__file__).parent / "data"
+STEP_RE = re.compile(r"^([A-Z]+)\s{2,}(\S.*?)(?: on \S+)?$")
+
+
+@dataclass
+class Build:
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def output(self) -> str:
+        return self.stdout + self.stderr
+
+    @property
+    def steps(self) -> list[tuple[str, str]]:
+        """(kind, target) of every build step SCons ran, from its short progress lines."""
+        return [m.groups() for line in self.stdout.splitlines() if (m := STEP_RE.match(line))]
+
+    def ran(self, kind: str) -> list[str]:
+        return sorted(target for k, target in self.steps if k == kind)
+
+
+class Project:
+    """A throwaway repo: SConstruct, manifests, models, kernels; built with this repo's site_scons."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.write("SConstruct", (REPO / "SConstruct").read_text())
+
+    def write(self, relative: str, text: str) -> Path:
+        path = self.root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        return path
+
+    def copy(self, source: Path, relative: str) -> Path:
+        path = self.root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, path)
+        return path
+
+    def read(self, relative: str) -> str:
+        return (self.root / relative).read_text()
+
+    def scons(self, *args: str, expect_ok: bool = True) -> Build:
+        argv = [str(SCONS), f"--site-dir={REPO / 'site_scons'}", "-Q", *args]
+        result = subprocess.run(argv, cwd=self.root, capture_output=True, text=True,
+                                env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+        build = Build(result.returncode, result.stdout, result.stderr)
+        if expect_ok and result.returncode != 0:
+            raise AssertionError(f"scons {' '.join(args)} failed:\n{build.output}")
+        return build
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    return Project(tmp_path / "repo")
+
+
+def run_module(module: Path, device: str, function: str, inputs: list[str]) -> str:
+    """The outputs iree-run-module prints for one call, as text."""
+    from iree_kernels import toolchains
+    argv = [toolchains.iree_tool("iree-run-module"), f"--module={module}",
+            f"--device={device}", f"--function={function}", *[f"--input={i}" for i in inputs]]
+    result = subprocess.run(argv, capture_output=True, text=True, check=True)
+    return result.stdout.split("hal.buffer_view", 1)[-1].strip()

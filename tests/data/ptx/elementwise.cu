@@ -1,0 +1,6 @@
+// IREE export main_dispatch_0_elementwise_1024_f32: 3 bindings, no push constants.
+extern "C" __global__ void main_dispatch_0_elementwise_1024_f32(
+    const float* a, const float* b, float* out) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  out[i] = a[i] + b[i];
+}

@@ -1,0 +1,79 @@
+"""Reading executables from a real executable-sources dump, and matching substitutions to them."""
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from conftest import REPO
+from iree_kernels import toolchains
+from iree_kernels.errors import UserError
+from iree_kernels.executables import parse_layout, read_executables
+from iree_kernels.manifest import Origin, Substitution
+from iree_kernels.substitution import flag_file, plan
+from iree_kernels.targets import TARGETS
+
+
+def dump(target: str) -> str:
+    argv = [toolchains.iree_compile(), str(REPO / "models/mlp.mlir"),
+            *TARGETS[target].compile_flags, "--compile-to=executable-sources", "-o", "-"]
+    return subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+
+
+@pytest.fixture(scope="module")
+def llvm_cpu():
+    return read_executables(dump("llvm-cpu"))
+
+
+def test_reads_names_exports_and_layouts(llvm_cpu):
+    assert sorted(llvm_cpu) == ["main_dispatch_0", "main_dispatch_1"]
+    reduction = llvm_cpu["main_dispatch_1"]
+    assert reduction.backend == "llvm-cpu"
+    assert reduction.export.name == "main_dispatch_1_reduction_4x16_f32"
+    assert [b.read_only for b in reduction.export.layout.bindings] == [True, True, False]
+    assert reduction.export.layout.constants == 0
+
+
+def test_backend_of_each_target():
+    assert {e.backend for e in read_executables(dump("vulkan")).values()} == {"vulkan-spirv"}
+    assert {e.backend for e in read_executables(dump("cuda")).values()} == {"cuda"}
+
+
+def test_layout_with_push_constants():
+    layout = parse_layout('#hal.pipeline.layout<constants = 4, bindings = [#hal.pipeline.binding'
+                          '<storage_buffer, "ReadOnly|Indirect">, #hal.pipeline.binding<storage_buffer>]>')
+    assert layout.constants == 4
+    assert [(b.index, b.read_only) for b in layout.bindings] == [(0, True), (1, False)]
+    assert layout.describe() == "2 bindings [0:ro, 1:rw], 4 push constants"
+
+
+def test_unparsable_dump_names_the_file():
+    with pytest.raises(UserError, match=r"^build/x.mlir: cannot parse executable sources"):
+        read_executables("hal.executable @x {", "build/x.mlir")
+
+
+def substitution(executable: str, file: str = "kernels/k.mlir") -> Substitution:
+    return Substitution("mlp", "llvm-cpu", executable, file, "source",
+                        Origin("kernels/demo.toml", 3, "[[substitutions]] #1", {"executable": 6}))
+
+
+def test_plan_and_flag_file(llvm_cpu):
+    planned = plan([substitution("main_dispatch_1")], llvm_cpu)
+    assert planned[0].as_record()["export"] == "main_dispatch_1_reduction_4x16_f32"
+    assert flag_file(planned) == \
+        "--iree-hal-substitute-executable-source=main_dispatch_1=kernels/k.mlir\n"
+
+
+def test_plan_uses_built_paths(llvm_cpu):
+    planned = plan([substitution("main_dispatch_1", "kernels/k.mlir")], llvm_cpu,
+                   {"kernels/k.mlir": "build/kernels/k.mlir"})
+    assert planned[0].path == "build/kernels/k.mlir"
+
+
+def test_unknown_executable_lists_the_known_ones(llvm_cpu):
+    with pytest.raises(UserError) as e:
+        plan([substitution("main_dispatch_2")], llvm_cpu)
+    assert str(e.value) == (
+        "kernels/demo.toml:6: [[substitutions]] #1: field 'executable': model 'mlp' has no "
+        "executable 'main_dispatch_2' for target 'llvm-cpu' (did you mean 'main_dispatch_1'?); "
+        "its executables: main_dispatch_0, main_dispatch_1")

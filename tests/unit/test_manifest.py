@@ -1,0 +1,124 @@
+"""Manifest loading: valid manifests become records; every mistake names file, line, entry, field."""
+from __future__ import annotations
+
+import pytest
+
+from iree_kernels.errors import UserError
+from iree_kernels.manifest import load_project
+
+GOOD = """\
+[models.mlp]
+source = "models/mlp.mlir"
+targets = ["llvm-cpu", "vulkan"]
+options = { vulkan = ["--iree-opt-level=O1"] }
+
+[[substitutions]]
+model = "mlp"
+target = "llvm-cpu"
+executable = "main$async_dispatch_1"
+file = "kernels/edit.mlir"
+"""
+
+
+@pytest.fixture
+def repo(tmp_path):
+    (tmp_path / "models").mkdir()
+    (tmp_path / "kernels").mkdir()
+    (tmp_path / "models/mlp.mlir").write_text("module {}\n")
+    (tmp_path / "models/mlp.expected.toml").write_text("")
+    (tmp_path / "kernels/edit.mlir").write_text("module {}\n")
+    (tmp_path / "kernels/edit.txt").write_text("text\n")
+    return tmp_path
+
+
+def load(repo, text, name="kernels/demo.toml"):
+    path = repo / name
+    path.write_text(text)
+    return load_project(repo, [path])
+
+
+def error(repo, text) -> str:
+    with pytest.raises(UserError) as e:
+        load(repo, text)
+    return str(e.value)
+
+
+def test_good_manifest(repo):
+    project = load(repo, GOOD)
+    model = project.models["mlp"]
+    assert model.source == "models/mlp.mlir"
+    assert model.targets == ("llvm-cpu", "vulkan")
+    assert model.options == {"vulkan": ("--iree-opt-level=O1",)}
+    assert model.expected == "models/mlp.expected.toml"
+    (sub,) = project.substitutions_for("mlp", "llvm-cpu")
+    assert (sub.executable, sub.file, sub.mode) == ("main$async_dispatch_1", "kernels/edit.mlir", "source")
+    assert sub.origin.file == "kernels/demo.toml" and sub.origin.line == 6
+    assert project.substitutions_for("mlp", "vulkan") == []
+
+
+def test_targets_default_to_all(repo):
+    project = load(repo, '[models.m]\nsource = "models/mlp.mlir"\n')
+    assert project.models["m"].targets == ("llvm-cpu", "vulkan", "cuda")
+
+
+def test_round_trip_through_dict(repo):
+    (sub,) = load(repo, GOOD).substitutions
+    assert type(sub).from_dict(sub.to_dict()) == sub
+
+
+@pytest.mark.parametrize("edit, expected", [
+    (lambda t: t.replace('targets = ["llvm-cpu", "vulkan"]', 'targets = ["llvm-cpu", "vulkn"]'),
+     "kernels/demo.toml:3: models.mlp: field 'targets': unknown target 'vulkn' (did you mean 'vulkan'?)"),
+    (lambda t: t.replace('file = ', 'fiel = '),
+     "kernels/demo.toml:10: [[substitutions]] #1: unknown field 'fiel' (did you mean 'file'?)"),
+    (lambda t: t.replace('model = "mlp"\n', ''),
+     "kernels/demo.toml:6: [[substitutions]] #1: field 'model': missing required field"),
+    (lambda t: t.replace('executable = "main$async_dispatch_1"', 'executable = 3'),
+     "kernels/demo.toml:9: [[substitutions]] #1: field 'executable': must be a non-empty string"),
+    (lambda t: t.replace('model = "mlp"\n', 'model = "mpl"\n'),
+     "kernels/demo.toml:7: [[substitutions]] #1 (executable 'main$async_dispatch_1' of mpl/llvm-cpu): "
+     "field 'model': unknown model 'mpl' (did you mean 'mlp'?); declared models: mlp"),
+    (lambda t: t.replace('target = "llvm-cpu"', 'target = "cuda"'),
+     "field 'target': model 'mlp' is not built for target 'cuda'; its targets: llvm-cpu, vulkan"),
+    (lambda t: t.replace('kernels/edit.mlir', 'kernels/nope.mlir'),
+     "kernels/demo.toml:10: [[substitutions]] #1 (executable 'main$async_dispatch_1' of mlp/llvm-cpu): "
+     "field 'file': file not found: kernels/nope.mlir"),
+    (lambda t: t.replace('kernels/edit.mlir', '../outside.mlir'),
+     "field 'file': '../outside.mlir' is outside the repository"),
+    (lambda t: t.replace('kernels/edit.mlir', '/etc/passwd.mlir'),
+     "field 'file': '/etc/passwd.mlir' is absolute"),
+    (lambda t: t.replace('kernels/edit.mlir', 'kernels/$(rm -rf x).mlir'),
+     "field 'file': path 'kernels/$(rm -rf x).mlir' contains '$'"),
+    (lambda t: t.replace('kernels/edit.mlir', 'kernels/edit.txt'),
+     "field 'file': 'kernels/edit.txt' is not a kernel file this tool knows"),
+    (lambda t: t.replace('file = "kernels/edit.mlir"', 'file = "kernels/edit.mlir"\nmode = "objekt"'),
+     "field 'mode': unknown mode 'objekt' (did you mean 'object'?)"),
+    (lambda t: t.replace('file = "kernels/edit.mlir"', 'file = "kernels/edit.mlir"\nmode = "object"'),
+     "field 'mode': an MLIR hal.executable source cannot be substituted in object mode"),
+    (lambda t: t.replace('[models.mlp]', '[models."a b"]'),
+     "models.a b: model names may use letters, digits"),
+    (lambda t: t.replace('options = { vulkan', 'options = { cuda'),
+     "field 'options': options for target 'cuda', which this model is not built for"),
+    (lambda t: t.replace('["--iree-opt-level=O1"]', '"--iree-opt-level=O1"'),
+     "field 'options': options.vulkan must be a list of iree-compile flags"),
+    (lambda t: t.replace('[models.mlp]', 'title = "x"\n[models.mlp]'),
+     "kernels/demo.toml:1: unknown top-level key 'title'"),
+    (lambda t: t.replace('source = "models/mlp.mlir"', 'source = "models/mlp.toml"'),
+     "field 'source': 'models/mlp.toml' should end in .mlir or .mlirbc"),
+    (lambda t: t + t[t.index("[[substitutions]]"):],
+     "kernels/demo.toml:14: [[substitutions]] #2 (executable 'main$async_dispatch_1' of mlp/llvm-cpu): "
+     "field 'executable': executable 'main$async_dispatch_1' of mlp/llvm-cpu is already substituted "
+     "at kernels/demo.toml:6 ([[substitutions]] #1"),
+    (lambda t: t.replace('source = "models/mlp.mlir"', 'source = "models/mlp.mlir'),
+     "kernels/demo.toml:2: not valid TOML"),
+])
+def test_errors_name_file_line_entry_field(repo, edit, expected):
+    assert expected in error(repo, edit(GOOD))
+
+
+def test_model_declared_twice_across_manifests(repo):
+    (repo / "kernels/a.toml").write_text(GOOD)
+    (repo / "kernels/b.toml").write_text('[models.mlp]\nsource = "models/mlp.mlir"\n')
+    with pytest.raises(UserError, match=r"kernels/b.toml:1: models.mlp: model 'mlp' is already "
+                                         r"declared in kernels/a.toml"):
+        load_project(repo, [repo / "kernels/a.toml", repo / "kernels/b.toml"])
