@@ -1,0 +1,11 @@
+#version 450
+// Binding 1 is a uniform buffer, not the storage buffer IREE binds.
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0) readonly buffer A { float a[]; };
+layout(set = 0, binding = 1) uniform B { float b[16]; };
+layout(set = 0, binding = 2) writeonly buffer C { float c[]; };
+
+void main() {
+  uint i = gl_GlobalInvocationID.x;
+  c[i] = a[i] + b[i % 16];
+}
