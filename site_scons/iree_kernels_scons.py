@@ -28,14 +28,15 @@ def reporting_user_errors(action_function):
     return wrapper
 
 
-def write_atomically(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` so that an interrupted build never leaves half a file."""
+def write_atomically(path: str, content: str | bytes) -> None:
+    """Write ``content`` to ``path`` so that an interrupted build never leaves half a file."""
     directory = os.path.dirname(path) or "."
     os.makedirs(directory, exist_ok=True)
     fd, temporary = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=os.path.basename(path))
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        binary = isinstance(content, bytes)
+        with os.fdopen(fd, "wb" if binary else "w", encoding=None if binary else "utf-8") as f:
+            f.write(content)
         os.replace(temporary, path)
     except BaseException:
         if os.path.exists(temporary):

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import UserError
-from .targets import MODES, TARGETS, kernel_kind
+from .targets import KERNEL_KINDS, MODES, TARGETS, kernel_kind
 
 NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 # Paths travel through SCons and into flag files; '$', quotes, ';' and the
@@ -191,7 +191,7 @@ def _substitution(root: Path, entry, origin: Origin, text: str) -> Substitution:
     kind = kernel_kind(file)
     if kind is None:
         raise _field_error(described, text, "file", f"'{file}' is not a kernel file this tool "
-                           "knows (.mlir)")
+                           f"knows ({', '.join(KERNEL_KINDS)})")
     mode = entry.get("mode", kind.default_mode)
     if mode not in MODES:
         raise _field_error(described, text, "mode", f"unknown mode '{mode}'{closest(str(mode), MODES)}; "

@@ -7,12 +7,13 @@ reads the few facts that matter from the binary words (GLCompute entry points,
 workgroup size, storage-buffer bindings, push-constant size) and compares them
 with IREE's layout for the export.
 
-It is not a SPIR-V validator (``spirv-val`` is), not a disassembler, and does not
-run any tool; it assumes one compute kernel per file.
+It is not a SPIR-V validator (``run_spirv_val`` asks ``spirv-val``), not a
+disassembler; it assumes one compute kernel per file.
 """
 from __future__ import annotations
 
 import struct
+import subprocess
 from dataclasses import dataclass, field
 
 from .errors import UserError
@@ -22,7 +23,7 @@ MAGIC = 0x07230203
 HEADER_WORDS = 5
 
 # Opcodes and enumerants, as numbered in the SPIR-V specification.
-OP_ENTRY_POINT, OP_EXECUTION_MODE, OP_EXECUTION_MODE_ID = 15, 16, 331
+OP_NAME, OP_ENTRY_POINT, OP_EXECUTION_MODE, OP_EXECUTION_MODE_ID = 5, 15, 16, 331
 OP_TYPE_BOOL, OP_TYPE_INT, OP_TYPE_FLOAT, OP_TYPE_VECTOR, OP_TYPE_MATRIX = 20, 21, 22, 23, 24
 OP_TYPE_ARRAY, OP_TYPE_RUNTIME_ARRAY, OP_TYPE_STRUCT, OP_TYPE_POINTER = 28, 29, 30, 32
 OP_CONSTANT, OP_CONSTANT_COMPOSITE, OP_SPEC_CONSTANT, OP_SPEC_CONSTANT_COMPOSITE = 43, 44, 50, 51
@@ -60,6 +61,30 @@ def read_spirv(data: bytes, path: str) -> SpirvModule:
     except (IndexError, KeyError, ValueError, UnicodeDecodeError, RecursionError):
         raise UserError("corrupt SPIR-V: an instruction has missing or inconsistent operands "
                         "(check it with spirv-val)", file=path) from None
+
+
+def rename_entry_point(data: bytes, path: str, old: str, new: str) -> bytes:
+    """``data`` with the GLCompute entry point ``old`` renamed ``new`` (and its OpName)."""
+    words = _words(data, path)
+    out = list(words[:HEADER_WORDS])
+    renamed = False
+    for opcode, operands in _instructions(words, path):
+        if opcode == OP_ENTRY_POINT and operands[0] == GL_COMPUTE and _string(operands[2:]) == old:
+            name_words = _string_words(old)
+            operands = (*operands[:2], *_string_words(new), *operands[2 + len(name_words):])
+            renamed = True
+        elif opcode == OP_NAME and _string(operands[1:]) == old:
+            operands = (operands[0], *_string_words(new))
+        out += [(len(operands) + 1) << 16 | opcode, *operands]
+    if not renamed:
+        raise UserError(f"no GLCompute entry point named '{old}' to rename to '{new}'", file=path)
+    return struct.pack(f"<{len(out)}I", *out)
+
+
+def _string_words(text: str) -> tuple[int, ...]:
+    raw = text.encode("utf-8") + b"\0"
+    raw += b"\0" * (-len(raw) % 4)
+    return struct.unpack(f"<{len(raw) // 4}I", raw)
 
 
 def _words(data: bytes, path: str) -> tuple[int, ...]:
@@ -279,3 +304,15 @@ def _push_constants(module: SpirvModule, export: Export):
 def _indices(module: SpirvModule) -> str:
     return ", ".join(str(b.binding) if b.set == 0 else f"set {b.set} binding {b.binding}"
                      for b in module.bindings)
+
+
+def run_spirv_val(spirv_val: str, path: str, target_env: str = "vulkan1.0") -> None:
+    """Raise with spirv-val's own message if it rejects ``path``."""
+    try:
+        result = subprocess.run([spirv_val, "--target-env", target_env, path],
+                                capture_output=True, text=True)
+    except OSError as e:
+        raise UserError(f"cannot run spirv-val '{spirv_val}': {e.strerror}", file=path) from None
+    if result.returncode != 0:
+        message = " ".join((result.stderr + result.stdout).split())
+        raise UserError(f"spirv-val rejected the SPIR-V: {message}", file=path)

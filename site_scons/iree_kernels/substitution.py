@@ -8,7 +8,9 @@ the record of what replaced what. It does not compile anything.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
 
+from . import ptx, spirv
 from .executables import Executable
 from .manifest import Substitution, closest
 from .render import render
@@ -28,10 +30,46 @@ class Planned:
         return record
 
 
+@dataclass(frozen=True)
+class KernelChecks:
+    """The tools and limits compiled kernels are checked with; '' skips a tool."""
+    ptxas: str = ""
+    cuda_arch: str = "sm_80"
+    ptx_isa_version: str = "9.0"
+    spirv_val: str = ""
+    spirv_target_env: str = "vulkan1.0"
+
+    def check(self, planned: "Planned") -> None:
+        """Raise on the first way the kernel in ``planned.path`` cannot replace its executable."""
+        suffix = PurePosixPath(planned.path).suffix
+        entry = f"{planned.substitution.origin.entry}, kernel {planned.substitution.file}"
+        if suffix == ".ptx":
+            module = ptx.read_ptx(_read_text(planned.path), planned.path)
+            major, minor = (int(n) for n in self.ptx_isa_version.split("."))
+            ptx.check_ptx(module, planned.path, planned.executable,
+                          max_version=(major, minor), entry=entry)
+            if self.ptxas:
+                ptx.run_ptxas(self.ptxas, planned.path, self.cuda_arch)
+        elif suffix == ".spv":
+            module = spirv.read_spirv(Path(planned.path).read_bytes(), planned.path)
+            if self.spirv_val:
+                spirv.run_spirv_val(self.spirv_val, planned.path, self.spirv_target_env)
+            spirv.check_spirv(module, planned.path, planned.executable, entry=entry)
+
+
+def _read_text(path: str) -> str:
+    return Path(path).read_text(encoding="utf-8", errors="replace")
+
+
 def plan(substitutions: list[Substitution], executables: dict[str, Executable],
-         paths: dict[str, str] | None = None) -> list[Planned]:
-    """Match each substitution to its executable; ``paths`` maps manifest files to built files."""
+         paths: dict[str, str] | None = None,
+         checks: KernelChecks | None = None) -> list[Planned]:
+    """Match each substitution to its executable and check its kernel.
+
+    ``paths`` maps executable names to the kernels the build made for them.
+    """
     paths = paths or {}
+    checks = checks or KernelChecks()
     planned = []
     for sub in substitutions:
         executable = executables.get(sub.executable)
@@ -44,7 +82,8 @@ def plan(substitutions: list[Substitution], executables: dict[str, Executable],
         if not executable.exports:
             raise sub.origin.error(f"executable '{sub.executable}' has no export to replace",
                                    "executable")
-        planned.append(Planned(sub, executable, paths.get(sub.file, sub.file)))
+        planned.append(Planned(sub, executable, paths.get(sub.executable, sub.file)))
+        checks.check(planned[-1])
     return planned
 
 

@@ -48,15 +48,24 @@ class KernelKind:
     targets: tuple[str, ...]
     default_mode: str
     modes: tuple[str, ...]
-    why_not: str = ""
+    why_not: str = ""              # why the other modes do not fit
+    compiles_to: str | None = None  # the suffix of what the build makes of it
 
 
-KERNEL_KINDS = {
-    ".mlir": KernelKind(".mlir", "an MLIR hal.executable source",
-                        tuple(TARGETS), "source", ("source",),
-                        "an .mlir file replaces an executable's source; object mode "
-                        "takes a compiled kernel (.ptx, .spv)"),
-}
+_OBJECT_ONLY = ("a compiled kernel replaces the binary IREE's codegen made (object mode); "
+                "given as a source, iree-compile fails deep in its lowering")
+KERNEL_KINDS = {kind.suffix: kind for kind in (
+    KernelKind(".mlir", "an MLIR hal.executable source", tuple(TARGETS), "source", ("source",),
+               "an .mlir file replaces an executable's source; object mode takes a "
+               "compiled kernel (.ptx, .spv)"),
+    KernelKind(".cu", "a CUDA kernel", ("cuda",), "object", ("object",), _OBJECT_ONLY, ".ptx"),
+    KernelKind(".ptx", "a PTX kernel", ("cuda",), "object", ("object",), _OBJECT_ONLY),
+    KernelKind(".glsl", "a GLSL compute shader", ("vulkan",), "object", ("object",),
+               _OBJECT_ONLY, ".spv"),
+    KernelKind(".comp", "a GLSL compute shader", ("vulkan",), "object", ("object",),
+               _OBJECT_ONLY, ".spv"),
+    KernelKind(".spv", "a SPIR-V shader", ("vulkan",), "object", ("object",), _OBJECT_ONLY),
+)}
 
 
 def kernel_kind(path: str) -> KernelKind | None:

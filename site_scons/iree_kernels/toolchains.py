@@ -6,6 +6,7 @@ the native binaries beside them are used instead. Nothing here builds anything.
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 import subprocess
 from functools import lru_cache
@@ -30,6 +31,34 @@ def _native(package: str, libs: str, program: str) -> str | None:
 
 def iree_compile() -> str | None:
     return _native("iree.compiler", "_mlir_libs", "iree-compile")
+
+
+def nvcc() -> str | None:
+    """$NVCC, else nvcc on PATH, else the CUDA toolkit's, else the registry wheel's."""
+    for candidate in (os.environ.get("NVCC"), shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc"):
+        if candidate and Path(candidate).is_file():
+            return candidate
+    wheel = _package_dir("nvidia")
+    if wheel is not None:
+        found = sorted(wheel.glob("cu*/bin/nvcc"))
+        if found:
+            return str(found[-1])
+    return None
+
+
+def ptxas() -> str | None:
+    """The ptxas beside the nvcc in use."""
+    compiler = nvcc()
+    if compiler:
+        candidate = Path(compiler).with_name("ptxas")
+        if candidate.is_file():
+            return str(candidate)
+    return shutil.which("ptxas")
+
+
+def on_path(name: str) -> str | None:
+    """A program found on PATH (clang, glslangValidator, glslc, spirv-val, ...)."""
+    return shutil.which(name)
 
 
 def iree_tool(program: str) -> str | None:

@@ -9,16 +9,17 @@ against the model's expected outputs. Aliases: ``modules`` (the default),
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import SCons.Action
 import SCons.Script
-from SCons.Script import BoolVariable, Variables
+from SCons.Script import BoolVariable, EnumVariable, Variables
 
 from iree_kernels import runtime, toolchains
 from iree_kernels.errors import UserError
 from iree_kernels.manifest import load_project
-from iree_kernels.targets import REPRODUCIBLE_FLAGS, TARGETS
+from iree_kernels.targets import REPRODUCIBLE_FLAGS, TARGETS, kernel_kind
 from iree_kernels_scons import pspawn_without_shell, spawn_without_shell
 
 SHORT_COMSTRS = {
@@ -27,6 +28,9 @@ SHORT_COMSTRS = {
     "IREE_OPTIONSCOMSTR": "FLAGS    $TARGET",
     "IREE_SUBSTITUTECOMSTR": "SUBST    $TARGET",
     "IREE_CHECKCOMSTR": "CHECK    $SOURCE on $IREE_RUN_DEVICE",
+    "IREE_ENTRYPOINTCOMSTR": "ENTRY    $TARGET",
+    "PTXCOMSTR": "PTX      $SOURCE",
+    "SPIRVCOMSTR": "SPIRV    $SOURCE",
 }
 
 
@@ -38,6 +42,14 @@ def _variables(env) -> Variables:
     variables.Add("MANIFESTS", "glob of kernel manifests, relative to the repository root",
                   "kernels/**/*.toml")
     variables.Add(BoolVariable("VERBOSE", "print full command lines", False))
+    variables.Add(EnumVariable("CUDA_COMPILER", "compiler of .cu kernels", "nvcc",
+                               allowed_values=("nvcc", "clang")))
+    variables.Add("CUDA_ARCH", "GPU architecture .cu kernels are compiled and checked for",
+                  "sm_80")
+    variables.Add("PTX_ISA_VERSION", "newest PTX ISA version the CUDA driver that runs the "
+                  "modules loads (9.0: CUDA 13.0, driver 580)", "9.0")
+    variables.Add(EnumVariable("GLSL_COMPILER", "compiler of GLSL shaders", "glslang",
+                               allowed_values=("glslang", "glslc")))
     variables.Update(env)
     SCons.Script.Help(variables.GenerateHelpText(env), append=True)
     for key in variables.UnknownVariables():
@@ -93,17 +105,44 @@ def _declare_module(env, project, model, target_name, build):
     flags = [*target.compile_flags, *REPRODUCIBLE_FLAGS, *model.options.get(target_name, ())]
     options = env.IreeOptionsFile(here.File("options.flags"), env.Value(json.dumps(flags)))
     subs = project.substitutions_for(model.name, target_name)
-    spec = {"model": model.name, "target": target_name, "source": model.source,
-            "substitutions": [s.to_dict() for s in subs], "paths": {}}
-    sources = [env.Value(json.dumps(spec, sort_keys=True))]
+    dump, kernels = [], {}
     if subs:
-        sources += env.IreeExecutableSources(here.File("executables.mlir"),
-                                             [model.source, options])
-        sources += [s.file for s in subs]
+        dump = env.IreeExecutableSources(here.File("executables.mlir"), [model.source, options])
+        kernels = {s.executable: _declare_kernel(env, s, dump, here, build) for s in subs}
+    spec = {"model": model.name, "target": target_name, "source": model.source,
+            "substitutions": [s.to_dict() for s in subs],
+            "paths": {name: node.get_path() for name, node in kernels.items()},
+            "checks": _kernel_checks(env)}
+    sources = [env.Value(json.dumps(spec, sort_keys=True)), *dump, *kernels.values()]
     flag_file, _record = env.IreeSubstitutions(here.File("substitutions.flags"), sources)
     module = env.IreeModule(build.Dir(target_name).File(f"{model.name}.vmfb"),
                             [model.source, options, flag_file])
     return module, _declare_check(env, model, target, module, here)
+
+
+def _kernel_checks(env) -> dict:
+    return {"ptxas": toolchains.ptxas() or "", "cuda_arch": env["CUDA_ARCH"],
+            "ptx_isa_version": env["PTX_ISA_VERSION"],
+            "spirv_val": toolchains.on_path("spirv-val") or "",
+            "spirv_target_env": env["GLSL_TARGET_ENV"]}
+
+
+def _declare_kernel(env, sub, dump, here, build):
+    """The node of the file iree-compile gets for ``sub``: the kernel, or what it compiles to."""
+    source = env.File(f"#{sub.file}")
+    compiles_to = kernel_kind(sub.file).compiles_to
+    built = build.File(Path(sub.file).with_suffix(compiles_to or "").as_posix())
+    if compiles_to == ".ptx":
+        return env.Ptx(built, source)[0]
+    if compiles_to == ".spv":
+        shader = env.Spirv(built, source)
+        named = here.File(f"{_file_name(sub.executable)}.spv")
+        return env.IreeSpirvEntryPoint(named, [shader, dump, env.Value(sub.executable)])[0]
+    return source
+
+
+def _file_name(executable: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", executable)
 
 
 def _skipped(env, name, message):
@@ -128,7 +167,7 @@ def _declare_check(env, model, target, module, here):
 
 
 def generate(env):
-    for tool in ("iree_compile", "iree_substitutions", "iree_run"):
+    for tool in ("iree_compile", "iree_substitutions", "iree_run", "ptx", "glsl"):
         env.Tool(tool)
     env.AddMethod(declare_project, "IreeKernelProject")
 

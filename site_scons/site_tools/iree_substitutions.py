@@ -4,6 +4,8 @@ Builders:
   IreeOptionsFile        Value(JSON list of flags) -> options.flags
   IreeSubstitutions      Value(JSON spec) + executables.mlir + kernels
                          -> substitutions.flags, substitutions.json
+  IreeSpirvEntryPoint    shader.spv + executables.mlir + Value(executable name)
+                         -> a copy whose entry point 'main' has the export's name
 
 The spec travels as a Value node rather than a construction variable because
 executable names may hold '$', which SCons would expand.
@@ -19,7 +21,10 @@ import json
 import SCons.Action
 import SCons.Builder
 
-from iree_kernels import executables, substitution
+from pathlib import Path
+
+from iree_kernels import executables, spirv, substitution
+from iree_kernels.errors import UserError
 from iree_kernels.manifest import Substitution
 from iree_kernels_scons import reporting_user_errors, write_atomically
 
@@ -38,10 +43,22 @@ def write_substitutions(target, source, env):
     if subs:
         dump = source[1]
         found = executables.read_executables(dump.get_text_contents(), str(dump))
-    planned = substitution.plan(subs, found, spec.get("paths", {}))
+    checks = substitution.KernelChecks(**spec["checks"])
+    planned = substitution.plan(subs, found, spec["paths"], checks)
     write_atomically(target[0].abspath, substitution.flag_file(planned))
     write_atomically(target[1].abspath, substitution.record(
         spec["model"], spec["target"], spec["source"], planned))
+
+
+@reporting_user_errors
+def name_spirv_entry_point(target, source, env):
+    shader, dump, name = source[0], source[1], source[2].read()
+    found = executables.read_executables(dump.get_text_contents(), str(dump))
+    if name not in found or not found[name].exports:
+        raise UserError(f"no executable '{name}' to name the entry point after", file=str(dump))
+    renamed = spirv.rename_entry_point(Path(shader.abspath).read_bytes(), str(shader), "main",
+                                       found[name].export.name)
+    write_atomically(target[0].abspath, renamed)
 
 
 def _substitutions_emitter(target, source, env):
@@ -52,13 +69,17 @@ def _substitutions_emitter(target, source, env):
 
 def generate(env):
     env.SetDefault(IREE_OPTIONSCOMSTR="Writing $TARGET",
-                   IREE_SUBSTITUTECOMSTR="Checking and rendering substitutions $TARGET")
+                   IREE_SUBSTITUTECOMSTR="Checking and rendering substitutions $TARGET",
+                   IREE_ENTRYPOINTCOMSTR="Naming the entry point of $TARGET")
     env["BUILDERS"]["IreeOptionsFile"] = SCons.Builder.Builder(
         action=SCons.Action.Action(write_options, "$IREE_OPTIONSCOMSTR"),
         suffix=".flags")
     env["BUILDERS"]["IreeSubstitutions"] = SCons.Builder.Builder(
         action=SCons.Action.Action(write_substitutions, "$IREE_SUBSTITUTECOMSTR"),
         suffix=".flags", emitter=_substitutions_emitter)
+    env["BUILDERS"]["IreeSpirvEntryPoint"] = SCons.Builder.Builder(
+        action=SCons.Action.Action(name_spirv_entry_point, "$IREE_ENTRYPOINTCOMSTR"),
+        suffix=".spv")
 
 
 def exists(env):

@@ -1,0 +1,58 @@
+"""SCons tool: GLSL compute shaders (.glsl, .comp) -> SPIR-V (.spv).
+
+Builder:
+  Spirv   shader.glsl -> shader.spv, entry point 'main'
+
+Variables:
+  GLSL_COMPILER     glslang (glslangValidator, default) or glslc
+  GLSL_TARGET_ENV   Vulkan version the SPIR-V is for, default vulkan1.0
+  GLSL_CPPPATH      include directories; #include dependencies are scanned
+                    (shaders need #extension GL_GOOGLE_include_directive : require)
+  GLSL_CPPDEFINES   preprocessor definitions
+  GLSLANG, GLSLANGFLAGS, GLSLC, GLSLCFLAGS   the programs and extra flags
+  SPIRVCOM, SPIRVCOMSTR   the command line and its short form
+
+The entry point keeps the name 'main'; giving it an executable's export name is
+a later step (IreeSpirvEntryPoint), since that name is known only once the
+model's executables are dumped.
+"""
+from __future__ import annotations
+
+import SCons.Action
+import SCons.Builder
+import SCons.Scanner
+import SCons.Util
+
+from iree_kernels import toolchains
+
+INCLUDE_RE = r'^[ \t]*#[ \t]*include[ \t]*(<|")([^>"]+)(>|")'
+
+
+def generate(env):
+    env.SetDefault(
+        GLSL_COMPILER="glslang",
+        GLSL_TARGET_ENV="vulkan1.0",
+        GLSL_CPPPATH=[],
+        GLSL_CPPDEFINES=[],
+        GLSLANG=toolchains.on_path("glslangValidator") or "glslangValidator",
+        GLSLANGFLAGS=SCons.Util.CLVar(""),
+        GLSLC=toolchains.on_path("glslc") or "glslc",
+        GLSLCFLAGS=SCons.Util.CLVar("-O"),
+        _GLSL_INCFLAGS='${_concat("-I", GLSL_CPPPATH, "", __env__, RDirs, TARGET, SOURCE)}',
+        _GLSL_DEFFLAGS='${_defines("-D", GLSL_CPPDEFINES, "", __env__, TARGET, SOURCE)}',
+        SPIRV_GLSLANGCOM="$GLSLANG -V --quiet --target-env $GLSL_TARGET_ENV -S comp "
+                         "$GLSLANGFLAGS $_GLSL_INCFLAGS $_GLSL_DEFFLAGS $SOURCE -o $TARGET",
+        SPIRV_GLSLCCOM="$GLSLC -fshader-stage=compute --target-env=$GLSL_TARGET_ENV "
+                       "$GLSLCFLAGS $_GLSL_INCFLAGS $_GLSL_DEFFLAGS $SOURCE -o $TARGET",
+        SPIRVCOM="${SPIRV_GLSLCCOM if GLSL_COMPILER == 'glslc' else SPIRV_GLSLANGCOM}",
+        SPIRVCOMSTR="",
+    )
+    scanner = SCons.Scanner.ClassicCPP("GlslScanner", [".glsl", ".comp"], "GLSL_CPPPATH",
+                                       INCLUDE_RE)
+    env["BUILDERS"]["Spirv"] = SCons.Builder.Builder(
+        action=SCons.Action.Action("$SPIRVCOM", "$SPIRVCOMSTR"),
+        suffix=".spv", src_suffix=[".glsl", ".comp"], source_scanner=scanner)
+
+
+def exists(env):
+    return env.Detect([toolchains.on_path("glslangValidator") or "glslangValidator", "glslc"])

@@ -1,0 +1,64 @@
+"""SCons tool: CUDA kernels (.cu) -> PTX (.ptx), with nvcc or clang.
+
+Builder:
+  Ptx    kernel.cu -> kernel.ptx
+
+Variables:
+  CUDA_COMPILER     nvcc (default) or clang
+  CUDA_ARCH         GPU architecture, default sm_80 (IREE 3.13 targets sm_80;
+                    its PTX is JIT-compiled on newer GPUs)
+  CUDA_CPPPATH      include directories; #include dependencies are scanned
+  CUDA_CPPDEFINES   preprocessor definitions
+  NVCC, NVCCFLAGS   the nvcc program and extra flags
+  CLANG_CUDA, CLANG_CUDAFLAGS   the clang program and extra flags
+  PTXCOM, PTXCOMSTR the command line and its short form
+
+clang compiles without CUDA's headers (-nocudainc), with a small prelude for
+the CUDA keywords, so it needs no CUDA installation of a version it knows.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import SCons.Action
+import SCons.Builder
+import SCons.Scanner
+import SCons.Util
+
+import iree_kernels
+from iree_kernels import toolchains
+
+CLANG_PRELUDE = Path(iree_kernels.__file__).parent / "data" / "clang_cuda_prelude.h"
+INCLUDE_RE = r'^[ \t]*#[ \t]*(?:include|import)[ \t]*(<|")([^>"]+)(>|")'
+
+
+def generate(env):
+    env.SetDefault(
+        CUDA_COMPILER="nvcc",
+        CUDA_ARCH="sm_80",
+        CUDA_CPPPATH=[],
+        CUDA_CPPDEFINES=[],
+        NVCC=toolchains.nvcc() or "nvcc",
+        NVCCFLAGS=SCons.Util.CLVar("-O3"),
+        CLANG_CUDA=toolchains.on_path("clang") or "clang",
+        CLANG_CUDAFLAGS=SCons.Util.CLVar("-O3"),
+        CLANG_CUDA_PRELUDE=str(CLANG_PRELUDE),
+        _CUDA_INCFLAGS='${_concat("-I", CUDA_CPPPATH, "", __env__, RDirs, TARGET, SOURCE)}',
+        _CUDA_DEFFLAGS='${_defines("-D", CUDA_CPPDEFINES, "", __env__, TARGET, SOURCE)}',
+        PTX_NVCCCOM="$NVCC -ptx -arch=$CUDA_ARCH $NVCCFLAGS $_CUDA_INCFLAGS $_CUDA_DEFFLAGS "
+                    "$SOURCE -o $TARGET",
+        PTX_CLANGCOM="$CLANG_CUDA -x cuda --cuda-device-only -S --cuda-gpu-arch=$CUDA_ARCH "
+                     "-nocudainc -nocudalib -Wno-unknown-cuda-version "
+                     "-include $CLANG_CUDA_PRELUDE $CLANG_CUDAFLAGS $_CUDA_INCFLAGS "
+                     "$_CUDA_DEFFLAGS $SOURCE -o $TARGET",
+        PTXCOM="${PTX_CLANGCOM if CUDA_COMPILER == 'clang' else PTX_NVCCCOM}",
+        PTXCOMSTR="",
+    )
+    scanner = SCons.Scanner.ClassicCPP("CudaScanner", [".cu", ".cuh"], "CUDA_CPPPATH", INCLUDE_RE)
+    env["BUILDERS"]["Ptx"] = SCons.Builder.Builder(
+        action=SCons.Action.Action("$PTXCOM", "$PTXCOMSTR"),
+        suffix=".ptx", src_suffix=".cu", source_scanner=scanner)
+
+
+def exists(env):
+    return env.Detect([env.get("NVCC") or toolchains.nvcc() or "nvcc", "clang"])
