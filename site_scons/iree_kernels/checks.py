@@ -75,13 +75,37 @@ def load_cases(path: str, target: str | None = None) -> list[Case]:
 
 
 def run_case(case: Case, run_module: str, module: str, device: str,
-             expected_file: str) -> str:
-    """Run one case; return iree-run-module's output, or raise on any mismatch."""
+             expected_file: str, cwd: str | None = None) -> str:
+    """Run one case; return iree-run-module's output, or raise on any mismatch.
+
+    ``@file`` inputs and outputs are relative to ``cwd`` (the repo root).
+    """
     argv = case.argv(run_module, module, device)
-    result = subprocess.run(argv, capture_output=True, text=True)
+    result = subprocess.run(argv, capture_output=True, text=True, cwd=cwd)
     output = result.stdout + result.stderr
     if result.returncode != 0:
         raise UserError(f"{module} on device '{device}' does not produce the expected "
                         f"outputs of @{case.function}:\n{output.strip()}",
                         file=expected_file, entry=case.entry)
     return output
+
+
+def main(argv: list[str] | None = None) -> int:
+    """python -m iree_kernels.checks MODULE EXPECTED TARGET DEVICE: run one module's cases."""
+    import sys
+    from . import toolchains
+    module, expected, target, device = argv if argv is not None else sys.argv[1:]
+    run_module = toolchains.iree_tool("iree-run-module") or "iree-run-module"
+    try:
+        cases = load_cases(expected, target)
+        for case in cases:
+            run_case(case, run_module, module, device, expected)
+    except UserError as e:
+        print(f"FAILED: {e}")
+        return 1
+    print(f"{module}: {len(cases)} case(s) of {expected} matched on {device}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

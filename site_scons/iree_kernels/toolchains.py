@@ -14,7 +14,10 @@ from pathlib import Path
 
 
 def _package_dir(package: str) -> Path | None:
-    spec = importlib.util.find_spec(package)
+    try:
+        spec = importlib.util.find_spec(package)
+    except ModuleNotFoundError:
+        return None
     if spec is None or not spec.submodule_search_locations:
         return None
     return Path(list(spec.submodule_search_locations)[0])
