@@ -74,6 +74,12 @@ def load_cases(path: str, target: str | None = None) -> list[Case]:
     return cases
 
 
+def referenced_files(cases: list[Case]) -> list[str]:
+    """Files the cases read through iree-run-module's ``@path`` syntax."""
+    values = [v for case in cases for v in (*case.inputs, *case.outputs)]
+    return sorted({v[1:] for v in values if v.startswith("@")})
+
+
 def run_case(case: Case, run_module: str, module: str, device: str,
              expected_file: str, cwd: str | None = None) -> str:
     """Run one case; return iree-run-module's output, or raise on any mismatch.

@@ -16,7 +16,7 @@ import SCons.Action
 import SCons.Script
 from SCons.Script import BoolVariable, EnumVariable, Variables
 
-from iree_kernels import runtime, toolchains
+from iree_kernels import checks, runtime, toolchains
 from iree_kernels.errors import UserError
 from iree_kernels.manifest import load_project
 from iree_kernels.targets import REPRODUCIBLE_FLAGS, TARGETS, kernel_kind
@@ -161,9 +161,15 @@ def _declare_check(env, model, target, module, here):
     if driver not in runtime.available_drivers(run_module):
         return _skipped(env, name, f"check: skipped {module[0]}: no '{driver}' device on "
                         "this machine (iree-run-module --list_devices)")
-    return env.IreeCheck(module[0].target_from_source("", ".check"),
-                         [module, model.expected],
-                         IREE_RUN_DEVICE=target.run_device, IREE_RUN_TARGET=target.name)
+    check = env.IreeCheck(module[0].target_from_source("", ".check"),
+                          [module, model.expected],
+                          IREE_RUN_DEVICE=target.run_device, IREE_RUN_TARGET=target.name)
+    try:
+        cases = checks.load_cases(model.expected, target.name)
+    except UserError as e:
+        _fail(str(e))
+    env.Depends(check, [env.File(f"#{path}") for path in checks.referenced_files(cases)])
+    return check
 
 
 def generate(env):
