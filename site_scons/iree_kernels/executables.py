@@ -18,6 +18,7 @@ class Binding:
     index: int
     type: str                 # "storage_buffer"
     read_only: bool
+    flags: str = ""           # as the layout spells them: "ReadOnly|Indirect"
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,8 @@ class Export:
     ordinal: int
     layout: Layout
     workgroup_size: tuple[int, ...] | None
+    layout_text: str = ""     # the #hal.pipeline.layout attribute as MLIR prints it
+    workload: int = 0         # how many workload values the count region takes
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,8 @@ class Executable:
     backend: str              # "llvm-cpu", "vulkan-spirv", "cuda"
     format: str               # "embedded-elf-x86_64", "vulkan-spirv-fb", "cuda-nvptx-fb"
     exports: tuple[Export, ...]
+    variant: str = ""         # the variant's symbol name
+    target: str = ""          # the variant's #hal.executable.target attribute, as text
 
     @property
     def export(self) -> Export:
@@ -58,7 +63,7 @@ _TARGET_RE = re.compile(r"<\"([^\"]+)\",\s*\"([^\"]+)\"")
 
 def parse_layout(text: str) -> Layout:
     bindings = tuple(
-        Binding(i, kind, "ReadOnly" in (flags or "").split("|"))
+        Binding(i, kind, "ReadOnly" in (flags or "").split("|"), flags or "")
         for i, (kind, flags) in enumerate(_BINDING_RE.findall(text)))
     m = _CONSTANTS_RE.search(text)
     return Layout(bindings, int(m.group(1)) if m else 0)
@@ -88,7 +93,8 @@ def _executable(name: str, op) -> Executable:
     if not variants:
         return Executable(name, "", "", ())
     variant = variants[0]
-    m = _TARGET_RE.search(str(variant.attributes["target"]))
+    target = str(variant.attributes["target"])
+    m = _TARGET_RE.search(target)
     backend, fmt = (m.group(1), m.group(2)) if m else ("", "")
     exports = []
     for export in _ops(variant, "hal.executable.export"):
@@ -96,12 +102,21 @@ def _executable(name: str, op) -> Executable:
         size = None
         if "workgroup_size" in attrs:
             size = tuple(ir.IntegerAttr(a).value for a in ir.ArrayAttr(attrs["workgroup_size"]))
+        layout = str(attrs["layout"])
         exports.append(Export(
             ir.StringAttr(attrs["sym_name"]).value,
             ir.IntegerAttr(attrs["ordinal"]).value if "ordinal" in attrs else len(exports),
-            parse_layout(str(attrs["layout"])),
-            size))
-    return Executable(name, backend, fmt, tuple(exports))
+            parse_layout(layout), size, layout, _workload(export)))
+    return Executable(name, backend, fmt, tuple(exports),
+                      ir.StringAttr(variant.attributes["sym_name"]).value, target)
+
+
+def _workload(export) -> int:
+    """Arguments of the count region after the device."""
+    region = export.regions[0] if len(export.regions) else None
+    if region is None or not len(region.blocks):
+        return 0
+    return max(len(region.blocks[0].arguments) - 1, 0)
 
 
 def _ops(parent, name: str) -> list:

@@ -13,9 +13,10 @@ import difflib
 import re
 import tomllib
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from .errors import UserError
+from .workgroups import ExpressionError, count_region
 from .targets import KERNEL_KINDS, MODES, TARGETS, kernel_kind
 
 NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
@@ -24,7 +25,10 @@ NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 PATH_RE = re.compile(r"^[\w .+,@=/-]+$")
 
 MODEL_KEYS = {"source", "targets", "options", "expected"}
-SUBSTITUTION_KEYS = {"model", "target", "executable", "file", "mode"}
+SUBSTITUTION_KEYS = {"model", "target", "executable", "file", "mode",
+                     "workgroup_count", "workgroup_size", "function"}
+WRAPPED_KEYS = ("workgroup_count", "workgroup_size", "function")
+C_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,9 @@ class Substitution:
     file: str                         # repo-relative, POSIX separators
     mode: str
     origin: Origin
+    workgroup_count: tuple = ()       # wrapped mode: expressions of the workload
+    workgroup_size: tuple = ()        # wrapped mode on GPUs
+    function: str = ""                # wrapped mode on llvm-cpu: the C function
 
     def as_record(self) -> dict:
         return {"model": self.model, "target": self.target,
@@ -202,8 +209,48 @@ def _substitution(root: Path, entry, origin: Origin, text: str) -> Substitution:
     if values["target"] not in kind.targets:
         raise _field_error(described, text, "file", f"{kind.description} cannot replace an executable "
                            f"of target '{values['target']}'; it fits {', '.join(kind.targets)}")
+    launch = _launch_fields(entry, mode, values["target"], file, described, text)
     return Substitution(values["model"], values["target"], values["executable"],
-                        file, mode, described)
+                        file, mode, described, **launch)
+
+
+def _launch_fields(entry: dict, mode: str, target: str, file: str, origin: Origin,
+                   text: str) -> dict:
+    """workgroup_count, workgroup_size and function of a wrapped substitution."""
+    if mode != "wrapped":
+        for key in WRAPPED_KEYS:
+            if key in entry:
+                raise _field_error(origin, text, key, f"only a wrapped substitution takes "
+                                   f"'{key}' (this one is in {mode} mode)")
+        return {}
+    if "workgroup_count" not in entry:
+        raise origin.error("a wrapped substitution needs a workgroup_count: 1 to 3 "
+                           "expressions of the workload (w0, w1, ...) and integers",
+                           "workgroup_count")
+    count = entry["workgroup_count"]
+    try:
+        count_region(count, None)
+    except ExpressionError as e:
+        raise _field_error(origin, text, "workgroup_count", str(e))
+    size = entry.get("workgroup_size")
+    if target == "llvm-cpu":
+        if size is not None:
+            raise _field_error(origin, text, "workgroup_size", "llvm-cpu runs one invocation "
+                               "per workgroup; workgroup_size applies to GPU targets only")
+        function = entry.get("function", PurePosixPath(file).stem)
+        if not isinstance(function, str) or not C_NAME_RE.match(function):
+            raise _field_error(origin, text, "function", f"'{function}' is not a C function "
+                               "name; set function = \"name\" (default: the file's stem)")
+        return {"workgroup_count": tuple(count), "function": function}
+    if "function" in entry:
+        raise _field_error(origin, text, "function", "only a C kernel on llvm-cpu takes "
+                           "'function'; a GPU kernel's entry is the export's name")
+    if (not isinstance(size, list) or not 1 <= len(size) <= 3
+            or not all(type(n) is int and n > 0 for n in size)):
+        raise _field_error(origin, text, "workgroup_size", "a wrapped GPU kernel needs "
+                           "workgroup_size = [x] or [x, y] or [x, y, z], positive integers "
+                           "(threads per workgroup)")
+    return {"workgroup_count": tuple(count), "workgroup_size": tuple(size)}
 
 
 def _check_references(project: Project, sub: Substitution) -> None:

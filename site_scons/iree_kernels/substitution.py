@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from . import ptx, spirv
+from .errors import UserError
 from .executables import Executable
 from .manifest import Substitution, closest
 from .render import render
@@ -21,12 +22,25 @@ class Planned:
     """A substitution matched to the executable it replaces."""
     substitution: Substitution
     executable: Executable
-    path: str                 # the file iree-compile is given (a built kernel, or the manifest's file)
+    path: str                 # the kernel: the manifest's file, or what the build made of it
+    wrapper: str = ""         # wrapped mode: the generated hal.executable linking the kernel
+
+    @property
+    def flag(self) -> str:
+        """The substitution flag for iree-compile; a wrapper is substituted as a source."""
+        if self.wrapper:
+            return f"--iree-hal-substitute-executable-source={self.executable.name}={self.wrapper}"
+        return (f"--iree-hal-substitute-executable-{self.substitution.mode}="
+                f"{self.executable.name}={self.path}")
 
     def as_record(self) -> dict:
         record = self.substitution.as_record()
         export = self.executable.export
         record.update(path=self.path, export=export.name, layout=export.layout.describe())
+        if self.wrapper:
+            record.update(wrapper=self.wrapper,
+                          workgroup_count=list(self.substitution.workgroup_count),
+                          workgroup_size=list(self.substitution.workgroup_size))
         return record
 
 
@@ -55,6 +69,19 @@ class KernelChecks:
             if self.spirv_val:
                 spirv.run_spirv_val(self.spirv_val, planned.path, self.spirv_target_env)
             spirv.check_spirv(module, planned.path, planned.executable, entry=entry)
+            self._check_local_size(module, planned, entry)
+
+    @staticmethod
+    def _check_local_size(module, planned: "Planned", entry: str) -> None:
+        wanted = tuple(planned.substitution.workgroup_size)
+        if not planned.wrapper or not wanted:
+            return
+        wanted = wanted + (1,) * (3 - len(wanted))
+        if module.local_size != wanted:
+            raise UserError(f"SPIR-V does not fit executable '{planned.executable.name}': the "
+                            f"shader's local_size is {list(module.local_size or ())}, the "
+                            f"manifest's workgroup_size is {list(wanted)}; make them equal",
+                            file=planned.path, entry=entry)
 
 
 def _read_text(path: str) -> str:
@@ -66,7 +93,8 @@ def plan(substitutions: list[Substitution], executables: dict[str, Executable],
          checks: KernelChecks | None = None) -> list[Planned]:
     """Match each substitution to its executable and check its kernel.
 
-    ``paths`` maps executable names to the kernels the build made for them.
+    ``paths`` maps executable names to what the build made for them:
+    ``{"kernel": path, "wrapper": path}`` (the wrapper only in wrapped mode).
     """
     paths = paths or {}
     checks = checks or KernelChecks()
@@ -82,15 +110,15 @@ def plan(substitutions: list[Substitution], executables: dict[str, Executable],
         if not executable.exports:
             raise sub.origin.error(f"executable '{sub.executable}' has no export to replace",
                                    "executable")
-        planned.append(Planned(sub, executable, paths.get(sub.executable, sub.file)))
+        made = paths.get(sub.executable, {})
+        planned.append(Planned(sub, executable, made.get("kernel", sub.file),
+                               made.get("wrapper", "")))
         checks.check(planned[-1])
     return planned
 
 
 def flag_file(planned: list[Planned]) -> str:
-    subs = [{"mode": p.substitution.mode, "executable": p.substitution.executable,
-             "path": p.path} for p in planned]
-    return render("substitutions.flags.j2", substitutions=subs)
+    return render("substitutions.flags.j2", flags=[p.flag for p in planned])
 
 
 def record(model: str, target: str, source: str, planned: list[Planned]) -> str:

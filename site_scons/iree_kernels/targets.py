@@ -37,7 +37,7 @@ TARGETS = {
         "cuda"),
 }
 
-MODES = ("source", "object")
+MODES = ("source", "object", "wrapped")
 
 
 @dataclass(frozen=True)
@@ -52,19 +52,25 @@ class KernelKind:
     compiles_to: str | None = None  # the suffix of what the build makes of it
 
 
-_OBJECT_ONLY = ("a compiled kernel replaces the binary IREE's codegen made (object mode); "
-                "given as a source, iree-compile fails deep in its lowering")
+_GPU_MODES = ("object", "wrapped")
+_GPU_WHY = ("a compiled kernel replaces IREE's binary (object mode) or is linked by a "
+            "generated wrapper (wrapped mode); given as a source, iree-compile fails deep "
+            "in its lowering")
+_NATIVE_WHY = ("a native object can only be linked by a generated wrapper (wrapped mode); "
+               "substituted as an object or a source it crashes iree-compile")
 KERNEL_KINDS = {kind.suffix: kind for kind in (
     KernelKind(".mlir", "an MLIR hal.executable source", tuple(TARGETS), "source", ("source",),
-               "an .mlir file replaces an executable's source; object mode takes a "
-               "compiled kernel (.ptx, .spv)"),
-    KernelKind(".cu", "a CUDA kernel", ("cuda",), "object", ("object",), _OBJECT_ONLY, ".ptx"),
-    KernelKind(".ptx", "a PTX kernel", ("cuda",), "object", ("object",), _OBJECT_ONLY),
-    KernelKind(".glsl", "a GLSL compute shader", ("vulkan",), "object", ("object",),
-               _OBJECT_ONLY, ".spv"),
-    KernelKind(".comp", "a GLSL compute shader", ("vulkan",), "object", ("object",),
-               _OBJECT_ONLY, ".spv"),
-    KernelKind(".spv", "a SPIR-V shader", ("vulkan",), "object", ("object",), _OBJECT_ONLY),
+               "an .mlir file replaces an executable's source; object and wrapped modes "
+               "take a kernel (.ptx, .spv, .c, ...)"),
+    KernelKind(".cu", "a CUDA kernel", ("cuda",), "object", _GPU_MODES, _GPU_WHY, ".ptx"),
+    KernelKind(".ptx", "a PTX kernel", ("cuda",), "object", _GPU_MODES, _GPU_WHY),
+    KernelKind(".glsl", "a GLSL compute shader", ("vulkan",), "object", _GPU_MODES, _GPU_WHY,
+               ".spv"),
+    KernelKind(".comp", "a GLSL compute shader", ("vulkan",), "object", _GPU_MODES, _GPU_WHY,
+               ".spv"),
+    KernelKind(".spv", "a SPIR-V shader", ("vulkan",), "object", _GPU_MODES, _GPU_WHY),
+    KernelKind(".c", "a C kernel", ("llvm-cpu",), "wrapped", ("wrapped",), _NATIVE_WHY, ".o"),
+    KernelKind(".o", "a native object", ("llvm-cpu",), "wrapped", ("wrapped",), _NATIVE_WHY),
 )}
 
 

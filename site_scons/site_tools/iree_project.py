@@ -31,6 +31,8 @@ SHORT_COMSTRS = {
     "IREE_ENTRYPOINTCOMSTR": "ENTRY    $TARGET",
     "PTXCOMSTR": "PTX      $SOURCE",
     "SPIRVCOMSTR": "SPIRV    $SOURCE",
+    "ELFCOMSTR": "CC       $SOURCE",
+    "IREE_WRAPPERCOMSTR": "WRAP     $TARGET",
 }
 
 
@@ -111,9 +113,11 @@ def _declare_module(env, project, model, target_name, build):
         kernels = {s.executable: _declare_kernel(env, s, dump, here, build) for s in subs}
     spec = {"model": model.name, "target": target_name, "source": model.source,
             "substitutions": [s.to_dict() for s in subs],
-            "paths": {name: node.get_path() for name, node in kernels.items()},
+            "paths": {name: {role: node.get_path() for role, node in made.items()}
+                      for name, made in kernels.items()},
             "checks": _kernel_checks(env)}
-    sources = [env.Value(json.dumps(spec, sort_keys=True)), *dump, *kernels.values()]
+    made_nodes = [node for made in kernels.values() for node in made.values()]
+    sources = [env.Value(json.dumps(spec, sort_keys=True)), *dump, *made_nodes]
     flag_file, _record = env.IreeSubstitutions(here.File("substitutions.flags"), sources)
     module = env.IreeModule(build.Dir(target_name).File(f"{model.name}.vmfb"),
                             [model.source, options, flag_file])
@@ -127,13 +131,24 @@ def _kernel_checks(env) -> dict:
             "spirv_target_env": env["GLSL_TARGET_ENV"]}
 
 
-def _declare_kernel(env, sub, dump, here, build):
-    """The node of the file iree-compile gets for ``sub``: the kernel, or what it compiles to."""
+def _declare_kernel(env, sub, dump, here, build) -> dict:
+    """What the build makes for ``sub``: {"kernel": node} and, wrapped, {"wrapper": node}."""
+    kernel = _declare_compiled_kernel(env, sub, dump, here, build)
+    if sub.mode != "wrapped":
+        return {"kernel": kernel}
+    wrapper = here.File(f"{_file_name(sub.executable)}.wrapper.mlir")
+    spec = env.Value(json.dumps(sub.to_dict(), sort_keys=True))
+    return {"kernel": kernel, "wrapper": env.IreeWrapper(wrapper, [spec, dump, kernel])[0]}
+
+
+def _declare_compiled_kernel(env, sub, dump, here, build):
     source = env.File(f"#{sub.file}")
     compiles_to = kernel_kind(sub.file).compiles_to
     built = build.File(Path(sub.file).with_suffix(compiles_to or "").as_posix())
     if compiles_to == ".ptx":
         return env.Ptx(built, source)[0]
+    if compiles_to == ".o":
+        return env.ElfObject(built, source)[0]
     if compiles_to == ".spv":
         shader = env.Spirv(built, source)
         named = here.File(f"{_file_name(sub.executable)}.spv")
@@ -173,7 +188,7 @@ def _declare_check(env, model, target, module, here):
 
 
 def generate(env):
-    for tool in ("iree_compile", "iree_substitutions", "iree_run", "ptx", "glsl"):
+    for tool in ("iree_compile", "iree_substitutions", "iree_run", "ptx", "glsl", "elf_object"):
         env.Tool(tool)
     env.AddMethod(declare_project, "IreeKernelProject")
 

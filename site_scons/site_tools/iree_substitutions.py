@@ -6,6 +6,8 @@ Builders:
                          -> substitutions.flags, substitutions.json
   IreeSpirvEntryPoint    shader.spv + executables.mlir + Value(executable name)
                          -> a copy whose entry point 'main' has the export's name
+  IreeWrapper            Value(substitution) + executables.mlir + kernel
+                         -> a hal.executable linking the kernel with its own launch shape
 
 The spec travels as a Value node rather than a construction variable because
 executable names may hold '$', which SCons would expand.
@@ -26,6 +28,8 @@ from pathlib import Path
 from iree_kernels import executables, spirv, substitution
 from iree_kernels.errors import UserError
 from iree_kernels.manifest import Substitution
+from iree_kernels.workgroups import ExpressionError
+from iree_kernels.wrappers import render_wrapper
 from iree_kernels_scons import reporting_user_errors, write_atomically
 
 
@@ -61,6 +65,23 @@ def name_spirv_entry_point(target, source, env):
     write_atomically(target[0].abspath, renamed)
 
 
+@reporting_user_errors
+def write_wrapper(target, source, env):
+    sub = Substitution.from_dict(json.loads(source[0].read()))
+    dump, kernel = source[1], source[2]
+    found = executables.read_executables(dump.get_text_contents(), str(dump))
+    executable = substitution.plan([sub], found)[0].executable
+    try:
+        text = render_wrapper(executable, kernel.get_path(), list(sub.workgroup_count),
+                              list(sub.workgroup_size) or None, sub.function or None,
+                              sub.origin.file, sub.origin.entry)
+    except ExpressionError as e:
+        raise sub.origin.error(f"{e} (executable '{executable.name}' takes "
+                               f"{executable.export.workload} workload values)",
+                               "workgroup_count") from None
+    write_atomically(target[0].abspath, text)
+
+
 def _substitutions_emitter(target, source, env):
     flags = target[0]
     record = flags.target_from_source("", ".json") if len(target) == 1 else target[1]
@@ -70,13 +91,16 @@ def _substitutions_emitter(target, source, env):
 def generate(env):
     env.SetDefault(IREE_OPTIONSCOMSTR="Writing $TARGET",
                    IREE_SUBSTITUTECOMSTR="Checking and rendering substitutions $TARGET",
-                   IREE_ENTRYPOINTCOMSTR="Naming the entry point of $TARGET")
+                   IREE_ENTRYPOINTCOMSTR="Naming the entry point of $TARGET",
+                   IREE_WRAPPERCOMSTR="Rendering the wrapper $TARGET")
     env["BUILDERS"]["IreeOptionsFile"] = SCons.Builder.Builder(
         action=SCons.Action.Action(write_options, "$IREE_OPTIONSCOMSTR"),
         suffix=".flags")
     env["BUILDERS"]["IreeSubstitutions"] = SCons.Builder.Builder(
         action=SCons.Action.Action(write_substitutions, "$IREE_SUBSTITUTECOMSTR"),
         suffix=".flags", emitter=_substitutions_emitter)
+    env["BUILDERS"]["IreeWrapper"] = SCons.Builder.Builder(
+        action=SCons.Action.Action(write_wrapper, "$IREE_WRAPPERCOMSTR"), suffix=".mlir")
     env["BUILDERS"]["IreeSpirvEntryPoint"] = SCons.Builder.Builder(
         action=SCons.Action.Action(name_spirv_entry_point, "$IREE_ENTRYPOINTCOMSTR"),
         suffix=".spv")

@@ -66,7 +66,7 @@ def test_plan_and_flag_file(llvm_cpu):
 
 def test_plan_uses_built_paths(llvm_cpu):
     planned = plan([substitution("main_dispatch_1", "kernels/k.mlir")], llvm_cpu,
-                   {"main_dispatch_1": "build/kernels/k.mlir"})
+                   {"main_dispatch_1": {"kernel": "build/kernels/k.mlir"}})
     assert planned[0].path == "build/kernels/k.mlir"
 
 

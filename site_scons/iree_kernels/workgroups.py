@@ -1,0 +1,89 @@
+"""Workgroup counts written as small expressions of an executable's workload.
+
+A wrapped substitution states its launch shape: ``workgroup_count`` is up to
+three expressions over the workload values IREE passes to the export's count
+region (``w0``, ``w1``, ...) and integers, with ``+ - * //``, ``ceildiv(a, b)``,
+``min(a, b)`` and ``max(a, b)``. This module checks them and turns them into
+the ``arith`` ops of the count region. It does not render whole executables.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+_BINARY = {ast.Add: "arith.addi", ast.Sub: "arith.subi", ast.Mult: "arith.muli",
+           ast.FloorDiv: "arith.divui"}
+_CALLS = {"ceildiv": "arith.ceildivui", "min": "arith.minui", "max": "arith.maxui"}
+SYNTAX = "integers, w0, w1, ..., + - * //, ceildiv(a, b), min(a, b), max(a, b)"
+
+
+class ExpressionError(ValueError):
+    """What is wrong with one expression, for the caller to place in the manifest."""
+
+
+@dataclass
+class CountRegion:
+    """The body of a count region: ops, then the three values it returns."""
+    workload: int | None          # None: any w<N> is accepted (a syntax check only)
+    ops: list[str] = field(default_factory=list)
+    constants: dict[int, str] = field(default_factory=dict)
+    results: list[str] = field(default_factory=list)
+
+    def constant(self, value: int) -> str:
+        if value not in self.constants:
+            self.constants[value] = f"%c{value}"
+            self.ops.append(f"%c{value} = arith.constant {value} : index")
+        return self.constants[value]
+
+    def value(self, node: ast.AST) -> str:
+        if isinstance(node, ast.Constant) and type(node.value) is int and node.value >= 0:
+            return self.constant(node.value)
+        if isinstance(node, ast.Name):
+            return self._workload(node.id)
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+            return self._op(_BINARY[type(node.op)], node.left, node.right)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id in _CALLS and len(node.args) == 2 and not node.keywords:
+            return self._op(_CALLS[node.func.id], *node.args)
+        raise ExpressionError(f"'{ast.unparse(node)}' is not allowed; use {SYNTAX}")
+
+    def _workload(self, name: str) -> str:
+        if self.workload is None and re.fullmatch(r"w\d+", name):
+            return f"%{name}"
+        names = [f"w{i}" for i in range(self.workload or 0)]
+        if name not in names:
+            known = ", ".join(names) if names else "none: this executable's count is constant"
+            raise ExpressionError(f"unknown name '{name}'; the workload values are {known}")
+        return f"%{name}"
+
+    def _op(self, op: str, left: ast.AST, right: ast.AST) -> str:
+        a, b = self.value(left), self.value(right)
+        result = f"%v{len(self.ops)}"
+        self.ops.append(f"{result} = {op} {a}, {b} : index")
+        return result
+
+
+def count_region(expressions, workload: int | None) -> CountRegion:
+    """Check ``expressions`` (1 to 3; ints or strings) and build their count region."""
+    if not isinstance(expressions, (list, tuple)) or not 1 <= len(expressions) <= 3:
+        if not isinstance(expressions, (list, tuple)):
+            raise ExpressionError("expected a list of 1 to 3 expressions (x, y, z)")
+        raise ExpressionError(f"expected 1 to 3 expressions (x, y, z), found {len(expressions)}")
+    region = CountRegion(workload)
+    for expression in expressions:
+        region.results.append(region.value(_parse(expression)))
+    while len(region.results) < 3:
+        region.results.append(region.constant(1))
+    return region
+
+
+def _parse(expression) -> ast.AST:
+    if type(expression) is int:
+        expression = str(expression)
+    if not isinstance(expression, str):
+        raise ExpressionError(f"{expression!r} is neither an integer nor an expression string")
+    try:
+        return ast.parse(expression, mode="eval").body
+    except SyntaxError:
+        raise ExpressionError(f"'{expression}' is not an expression; use {SYNTAX}") from None

@@ -1,0 +1,52 @@
+"""SCons tool: C kernels (.c) -> objects (.o) for IREE's embedded ELF CPU target.
+
+Builder:
+  ElfObject   kernel.c -> kernel.o
+
+The object is linked into an llvm-cpu executable by a generated wrapper
+(wrapped mode), so it must be freestanding: no libc, no globals with
+relocations IREE's loader refuses, no thread-local storage.
+
+Variables:
+  ELF_CC          clang
+  ELF_TARGET      target triple, default x86_64-unknown-unknown-eabi-elf
+  ELF_CFLAGS      default -std=c17 -O2 -ffreestanding -fvisibility=hidden -fno-plt
+                  -fdata-sections -ffunction-sections
+  ELF_CPPPATH     include directories; #include dependencies are scanned
+  ELF_CPPDEFINES  preprocessor definitions
+  ELFCOM, ELFCOMSTR   the command line and its short form
+"""
+from __future__ import annotations
+
+import SCons.Action
+import SCons.Builder
+import SCons.Scanner
+import SCons.Util
+
+from iree_kernels import toolchains
+
+INCLUDE_RE = r'^[ \t]*#[ \t]*include[ \t]*(<|")([^>"]+)(>|")'
+
+
+def generate(env):
+    env.SetDefault(
+        ELF_CC=toolchains.on_path("clang") or "clang",
+        ELF_TARGET="x86_64-unknown-unknown-eabi-elf",
+        ELF_CFLAGS=SCons.Util.CLVar("-std=c17 -O2 -ffreestanding -fvisibility=hidden -fno-plt "
+                                    "-fdata-sections -ffunction-sections"),
+        ELF_CPPPATH=[],
+        ELF_CPPDEFINES=[],
+        _ELF_INCFLAGS='${_concat("-I", ELF_CPPPATH, "", __env__, RDirs, TARGET, SOURCE)}',
+        _ELF_DEFFLAGS='${_defines("-D", ELF_CPPDEFINES, "", __env__, TARGET, SOURCE)}',
+        ELFCOM="$ELF_CC -target $ELF_TARGET $ELF_CFLAGS $_ELF_INCFLAGS $_ELF_DEFFLAGS "
+               "-c $SOURCE -o $TARGET",
+        ELFCOMSTR="",
+    )
+    scanner = SCons.Scanner.ClassicCPP("ElfCScanner", [".c", ".h"], "ELF_CPPPATH", INCLUDE_RE)
+    env["BUILDERS"]["ElfObject"] = SCons.Builder.Builder(
+        action=SCons.Action.Action("$ELFCOM", "$ELFCOMSTR"),
+        suffix=".o", src_suffix=".c", source_scanner=scanner)
+
+
+def exists(env):
+    return env.Detect(toolchains.on_path("clang") or "clang")
