@@ -77,6 +77,7 @@ def run_module(module: Path, device: str, function: str, inputs: list[str]) -> s
     """The outputs iree-run-module prints for one call, as text."""
     from iree_kernels import toolchains
     argv = [toolchains.iree_tool("iree-run-module"), f"--module={module}",
-            f"--device={device}", f"--function={function}", *[f"--input={i}" for i in inputs]]
+            f"--device={device}", f"--function={function}", "--output_max_element_count=100000",
+            *[f"--input={i}" for i in inputs]]
     result = subprocess.run(argv, capture_output=True, text=True, check=True)
     return result.stdout.split("hal.buffer_view", 1)[-1].strip()

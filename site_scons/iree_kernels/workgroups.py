@@ -49,8 +49,11 @@ class CountRegion:
         raise ExpressionError(f"'{ast.unparse(node)}' is not allowed; use {SYNTAX}")
 
     def _workload(self, name: str) -> str:
-        if self.workload is None and re.fullmatch(r"w\d+", name):
-            return f"%{name}"
+        if self.workload is None:
+            if re.fullmatch(r"w\d+", name):
+                return f"%{name}"
+            raise ExpressionError(f"unknown name '{name}'; the workload values are named "
+                                  "w0, w1, ...")
         names = [f"w{i}" for i in range(self.workload or 0)]
         if name not in names:
             known = ", ".join(names) if names else "none: this executable's count is constant"

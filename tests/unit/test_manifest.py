@@ -28,6 +28,8 @@ def repo(tmp_path):
     (tmp_path / "models/mlp.expected.toml").write_text("")
     (tmp_path / "kernels/edit.mlir").write_text("module {}\n")
     (tmp_path / "kernels/edit.txt").write_text("text\n")
+    (tmp_path / "kernels/k.ptx").write_text(".version 9.0\n")
+    (tmp_path / "kernels/k.o").write_bytes(b"\x7fELF")
     return tmp_path
 
 
@@ -95,6 +97,23 @@ def test_round_trip_through_dict(repo):
      "field 'mode': unknown mode 'objekt' (did you mean 'object'?)"),
     (lambda t: t.replace('file = "kernels/edit.mlir"', 'file = "kernels/edit.mlir"\nmode = "object"'),
      "field 'mode': an MLIR hal.executable source cannot be substituted in object mode"),
+    (lambda t: t.replace('target = "llvm-cpu"', 'target = "cuda"')
+               .replace('targets = ["llvm-cpu", "vulkan"]', 'targets = ["cuda", "vulkan"]')
+               .replace('options = { vulkan = ["--iree-opt-level=O1"] }', '')
+               .replace('file = "kernels/edit.mlir"', 'file = "kernels/k.ptx"\nmode = "source"'),
+     "field 'mode': a PTX kernel cannot be substituted in source mode: a compiled kernel "
+     "replaces IREE's binary (object mode) or is linked by a generated wrapper (wrapped mode); "
+     "given as a source, iree-compile fails deep in its lowering"),
+    (lambda t: t.replace('file = "kernels/edit.mlir"', 'file = "kernels/k.o"\nmode = "object"'),
+     "field 'mode': a native object cannot be substituted in object mode: a native object can "
+     "only be linked by a generated wrapper (wrapped mode); substituted as an object or a source "
+     "it crashes iree-compile"),
+    (lambda t: t.replace('kernels/edit.mlir', 'kernels/k.ptx'),
+     "field 'file': a PTX kernel cannot replace an executable of target 'llvm-cpu'; it fits cuda"),
+    (lambda t: t.replace('file = "kernels/edit.mlir"', 'file = "kernels/edit.mlir"\n'
+                         'workgroup_count = [1]'),
+     "field 'workgroup_count': only a wrapped substitution takes 'workgroup_count' (this one is "
+     "in source mode)"),
     (lambda t: t.replace('[models.mlp]', '[models."a b"]'),
      "models.a b: model names may use letters, digits"),
     (lambda t: t.replace('options = { vulkan', 'options = { cuda'),

@@ -1,0 +1,316 @@
+"""Release archives: the built modules plus a lock record of what made them, and checking a checkout against one.
+
+A release is one gzip'd tar holding every module at its repo-relative path and
+``lock.json``: per module and target, the model, every substituted file (the
+manifest's kernel and the file iree-compile was given), the flag files
+iree-compile read, the versions of the programs that made the module, and the
+SHA-256 of each file. Archives are bit-for-bit reproducible: members sorted,
+owners and modes normalized, every timestamp SOURCE_DATE_EPOCH.
+
+This module hashes, writes and compares; it compiles nothing and knows nothing
+of SCons (the glue is ``site_tools/iree_release.py``).
+"""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import subprocess
+import tarfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import UserError
+
+LOCK_FORMAT = 1
+LOCK_MEMBER = "lock.json"
+MEMBER_MODE = 0o644
+
+
+def sha256_file(path: str | Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+# --- the timestamp -----------------------------------------------------------
+
+def parse_epoch(text: str) -> int:
+    try:
+        epoch = int(text.strip())
+    except ValueError:
+        epoch = -1
+    if epoch < 0:
+        raise UserError(f"SOURCE_DATE_EPOCH must be a whole number of seconds since 1970, "
+                        f"not '{text}'")
+    return epoch
+
+
+def git_commit_time(root: str | Path) -> int | None:
+    """The committer time of the last commit of the git repository holding ``root``, if any."""
+    root = Path(root).resolve()
+    if not any((d / ".git").exists() for d in (root, *root.parents)):
+        return None
+    try:
+        result = subprocess.run(["git", "-C", str(root), "log", "-1", "--format=%ct"],
+                                capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    text = result.stdout.strip()
+    return int(text) if result.returncode == 0 and text.isdigit() else None
+
+
+def source_date_epoch(root: str | Path, environ, commit_time=git_commit_time) -> int:
+    """$SOURCE_DATE_EPOCH, else the last git commit's time, else 0."""
+    text = environ.get("SOURCE_DATE_EPOCH", "")
+    if text.strip():
+        return parse_epoch(text)
+    found = commit_time(root)
+    return found if found is not None else 0
+
+
+# --- the lock record ---------------------------------------------------------
+
+@dataclass(frozen=True)
+class ModuleBuild:
+    """Where the build put one module and the files describing it; paths relative to the repo root."""
+    model: str
+    target: str
+    module: str
+    record: str                 # substitutions.json
+    options_flags: str
+    substitution_flags: str
+    tools: dict[str, str]       # program name -> what it prints for --version
+
+    @property
+    def key(self) -> str:
+        return f"{self.target}/{self.model}"
+
+
+def _file(root: Path, path: str) -> dict:
+    try:
+        return {"path": path, "sha256": sha256_file(root / path)}
+    except OSError as e:
+        raise UserError(f"cannot read {path}: {e.strerror}")
+
+
+def _flag_file(root: Path, path: str) -> dict:
+    entry = _file(root, path)
+    entry["text"] = (root / path).read_text(encoding="utf-8")
+    return entry
+
+
+def module_lock(root: str | Path, build: ModuleBuild) -> dict:
+    """The lock entry of one built module, read from the files the build wrote."""
+    root = Path(root)
+    record = json.loads((root / build.record).read_text(encoding="utf-8"))
+    substitutions = [{"executable": s["executable"], "mode": s["mode"],
+                      "kernel": _file(root, s["file"]), "substituted": _file(root, s["path"])}
+                     for s in record["substitutions"]]
+    return {"model": build.model, "target": build.target,
+            "source": _file(root, record["source"]),
+            "substitutions": sorted(substitutions, key=lambda s: s["executable"]),
+            "flag_files": {"options": _flag_file(root, build.options_flags),
+                           "substitutions": _flag_file(root, build.substitution_flags)},
+            "tools": dict(sorted(build.tools.items())),
+            "module": _file(root, build.module)}
+
+
+def lock_record(modules: list[dict], epoch: int) -> dict:
+    return {"format": LOCK_FORMAT, "source_date_epoch": epoch,
+            "modules": sorted(modules, key=lambda m: (m["target"], m["model"]))}
+
+
+def lock_text(lock: dict) -> str:
+    return json.dumps(lock, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+# --- the archive -------------------------------------------------------------
+
+def archive_bytes(members: dict[str, bytes], mtime: int) -> bytes:
+    """A .tar.gz of ``members`` (name -> content) that depends on nothing but its arguments."""
+    tar_buffer = io.BytesIO()
+    with tarfile.open(fileobj=tar_buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for name in sorted(members):
+            info = tarfile.TarInfo(name)
+            info.size = len(members[name])
+            info.mtime = mtime
+            info.mode = MEMBER_MODE
+            info.uid = info.gid = 0
+            info.uname = info.gname = ""
+            tar.addfile(info, io.BytesIO(members[name]))
+    gz_buffer = io.BytesIO()
+    with gzip.GzipFile(filename="", mode="wb", fileobj=gz_buffer, mtime=mtime) as gz:
+        gz.write(tar_buffer.getvalue())
+    return gz_buffer.getvalue()
+
+
+@dataclass(frozen=True)
+class Release:
+    """What an archive holds: its lock record and the SHA-256 of every member."""
+    path: str
+    lock: dict
+    members: dict[str, str]
+
+    def module(self, key: str) -> dict | None:
+        return next((m for m in self.lock["modules"] if f"{m['target']}/{m['model']}" == key),
+                    None)
+
+
+def read_release(path: str | Path) -> Release:
+    members = {}
+    try:
+        with tarfile.open(path, mode="r:gz") as tar:
+            for info in tar:
+                if info.isfile():
+                    members[info.name] = tar.extractfile(info).read()
+    except FileNotFoundError:
+        raise UserError("release archive not found", file=str(path))
+    except (OSError, tarfile.TarError, EOFError) as e:
+        raise UserError(f"not a release archive (.tar.gz): {e}", file=str(path))
+    if LOCK_MEMBER not in members:
+        raise UserError(f"not a release archive: it holds no {LOCK_MEMBER}", file=str(path))
+    try:
+        lock = json.loads(members[LOCK_MEMBER])
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise UserError(f"{LOCK_MEMBER} is not JSON: {e}", file=str(path))
+    if not isinstance(lock, dict) or lock.get("format") != LOCK_FORMAT:
+        raise UserError(f"{LOCK_MEMBER} is not a lock record of format {LOCK_FORMAT}",
+                        file=str(path))
+    digests = {name: hashlib.sha256(content).hexdigest() for name, content in members.items()}
+    return Release(str(path), lock, digests)
+
+
+# --- verification ------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Finding:
+    """One file (or tool) of one module: whether this checkout agrees with the release, and why not."""
+    module: str
+    subject: str
+    matches: bool
+    why: str = ""
+
+
+def _short(digest: str) -> str:
+    return digest[:12]
+
+
+def _compare_file(module: str, role: str, then: dict, now: dict | None) -> Finding:
+    if now is None:
+        return Finding(module, then["path"], False, f"{role}: not substituted here")
+    if then["path"] != now["path"]:
+        return Finding(module, then["path"], False, f"{role}: this checkout uses {now['path']}")
+    if then["sha256"] != now["sha256"]:
+        return Finding(module, then["path"], False,
+                       f"{role} differs: sha256 {_short(now['sha256'])} here, "
+                       f"{_short(then['sha256'])} in the release")
+    return Finding(module, then["path"], True)
+
+
+def _compare_flags(module: str, role: str, then: dict, now: dict) -> Finding:
+    if then["text"] == now["text"]:
+        return Finding(module, then["path"], True)
+    ours, theirs = now["text"].splitlines(), then["text"].splitlines()
+    line = next((i for i, (a, b) in enumerate(zip(ours, theirs)) if a != b),
+                min(len(ours), len(theirs)))
+    here = ours[line] if line < len(ours) else "(end of file)"
+    there = theirs[line] if line < len(theirs) else "(end of file)"
+    return Finding(module, then["path"], False,
+                   f"{role} flag file differs at line {line + 1}: '{here}' here, "
+                   f"'{there}' in the release")
+
+
+def _compare_tools(module: str, then: dict, now: dict) -> list[Finding]:
+    findings = []
+    for name in sorted(set(then) | set(now)):
+        subject = f"tool {name}"
+        if name not in now:
+            findings.append(Finding(module, subject, False, "not used here"))
+        elif name not in then:
+            findings.append(Finding(module, subject, False, "not used by the release"))
+        elif then[name] != now[name]:
+            findings.append(Finding(module, subject, False, f"version differs: '{now[name]}' "
+                                    f"here, '{then[name]}' in the release"))
+        else:
+            findings.append(Finding(module, subject, True))
+    return findings
+
+
+def _compare_inputs(key: str, then: dict, now: dict) -> list[Finding]:
+    findings = [_compare_file(key, "model", then["source"], now["source"])]
+    current = {s["executable"]: s for s in now["substitutions"]}
+    for sub in then["substitutions"]:
+        found = current.pop(sub["executable"], None)
+        for part, role in (("kernel", "kernel"), ("substituted", "file given to iree-compile")):
+            if part == "substituted" and sub["substituted"]["path"] == sub["kernel"]["path"]:
+                continue
+            finding = _compare_file(key, f"{role} of {sub['executable']}", sub[part],
+                                    found and found[part])
+            findings.append(finding)
+    for name in sorted(current):
+        findings.append(Finding(key, current[name]["kernel"]["path"], False,
+                                f"substitutes {name} here, which the release did not"))
+    for role in ("options", "substitutions"):
+        findings.append(_compare_flags(key, role, then["flag_files"][role],
+                                       now["flag_files"][role]))
+    return findings + _compare_tools(key, then["tools"], now["tools"])
+
+
+def _compare_module(key: str, then: dict, now: dict, inputs: list[Finding],
+                    members: dict[str, str]) -> Finding:
+    path, expected = then["module"]["path"], then["module"]["sha256"]
+    if members.get(path) != expected:
+        return Finding(key, path, False, "the archive's copy does not match its lock record "
+                       "(the archive was altered)")
+    if now["module"]["sha256"] == expected:
+        return Finding(key, path, True)
+    causes = [f"{f.subject} differs" for f in inputs if not f.matches]
+    why = ("; ".join(causes) if causes else
+           "every recorded input, flag file and tool version matches, so something "
+           "unrecorded differs (an #include'd file, a library) or the build is not "
+           "reproducible here")
+    return Finding(key, path, False, f"rebuilt module differs (sha256 "
+                   f"{_short(now['module']['sha256'])} here, {_short(expected)} in the "
+                   f"release): {why}")
+
+
+def compare(release: Release, current: dict[str, dict]) -> list[Finding]:
+    """Check every module of ``release`` against ``current`` (key 'target/model' -> lock entry)."""
+    findings = []
+    for then in release.lock["modules"]:
+        key = f"{then['target']}/{then['model']}"
+        now = current.get(key)
+        if now is None:
+            findings.append(Finding(key, then["module"]["path"], False,
+                                    "this checkout does not build it (model gone, or its "
+                                    "target left out of IREE_TARGETS)"))
+            continue
+        inputs = _compare_inputs(key, then, now)
+        findings.extend(inputs)
+        findings.append(_compare_module(key, then, now, inputs, release.members))
+    return findings
+
+
+def report(release: Release, findings: list[Finding]) -> str:
+    lines = [f"verify-release: {release.path} (SOURCE_DATE_EPOCH "
+             f"{release.lock['source_date_epoch']})"]
+    module = None
+    for f in findings:
+        if f.module != module:
+            module = f.module
+            lines.append(f"{module}:")
+        status = "ok     " if f.matches else "DIFFERS"
+        lines.append(f"  {status} {f.subject}" + (f": {f.why}" if f.why else ""))
+    lines.append(summary(findings))
+    return "\n".join(lines) + "\n"
+
+
+def summary(findings: list[Finding]) -> str:
+    differ = sum(not f.matches for f in findings)
+    if differ:
+        return f"{differ} of {len(findings)} files and tools differ from the release"
+    return f"all {len(findings)} files and tools match the release"
