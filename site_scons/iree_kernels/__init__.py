@@ -5,3 +5,19 @@ model's executables, validating substitutions against them and rendering the
 files iree-compile reads. It imports without SCons; the SCons glue lives in
 ``site_scons/site_tools``.
 """
+
+import hashlib
+from functools import lru_cache
+from pathlib import Path
+
+
+@lru_cache(maxsize=None)
+def fingerprint() -> str:
+    """A hash of this package's code and templates: what it renders changes with it."""
+    digest = hashlib.sha256()
+    root = Path(__file__).parent
+    for path in sorted(root.rglob("*")):
+        if path.suffix in (".py", ".j2", ".h") and "__pycache__" not in path.parts:
+            digest.update(path.relative_to(root).as_posix().encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]

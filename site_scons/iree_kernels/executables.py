@@ -39,6 +39,7 @@ class Export:
     workgroup_size: tuple[int, ...] | None
     layout_text: str = ""     # the #hal.pipeline.layout attribute as MLIR prints it
     workload: int = 0         # how many workload values the count region takes
+    count_text: str = ""      # the count region's ops, as MLIR prints them
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,7 @@ class Executable:
     exports: tuple[Export, ...]
     variant: str = ""         # the variant's symbol name
     target: str = ""          # the variant's #hal.executable.target attribute, as text
+    binding_types: tuple[str, ...] = ()   # per binding, e.g. "readonly:tensor<4x16xf32>"
 
     @property
     def export(self) -> Export:
@@ -106,9 +108,25 @@ def _executable(name: str, op) -> Executable:
         exports.append(Export(
             ir.StringAttr(attrs["sym_name"]).value,
             ir.IntegerAttr(attrs["ordinal"]).value if "ordinal" in attrs else len(exports),
-            parse_layout(layout), size, layout, _workload(export)))
+            parse_layout(layout), size, layout, _workload(export), _count_text(export)))
     return Executable(name, backend, fmt, tuple(exports),
-                      ir.StringAttr(variant.attributes["sym_name"]).value, target)
+                      ir.StringAttr(variant.attributes["sym_name"]).value, target,
+                      _binding_types(str(variant), len(exports[0].layout.bindings) if exports else 0))
+
+
+_SUBSPAN_RE = re.compile(r"binding\((\d+)\)[^\n]*?: !iree_tensor_ext\.dispatch\.tensor<(\w+:tensor<[^>]*>)>")
+
+
+def _binding_types(text: str, count: int) -> tuple[str, ...]:
+    """What each binding holds, from the subspans of an untranslated executable."""
+    found = {int(i): kind for i, kind in _SUBSPAN_RE.findall(text)}
+    return tuple(found.get(i, "") for i in range(count))
+
+
+def _count_text(export) -> str:
+    if not len(export.regions) or not len(export.regions[0].blocks):
+        return ""
+    return "\n".join(str(op) for op in export.regions[0].blocks[0].operations)
 
 
 def _workload(export) -> int:

@@ -2,9 +2,9 @@
 
 A release is one gzip'd tar holding every module at its repo-relative path and
 ``lock.json``: per module and target, the model, every substituted file (the
-manifest's kernel and the file iree-compile was given), the flag files
-iree-compile read, the versions of the programs that made the module, and the
-SHA-256 of each file. Archives are bit-for-bit reproducible: members sorted,
+manifest's kernel, what the build compiled it to, the wrapper iree-compile
+was given), the flag files iree-compile read, the versions of the programs
+that made the module, and the SHA-256 of each file. Archives are bit-for-bit reproducible: members sorted,
 owners and modes normalized, every timestamp SOURCE_DATE_EPOCH.
 
 This module hashes, writes and compares; it compiles nothing and knows nothing
@@ -103,13 +103,26 @@ def _flag_file(root: Path, path: str) -> dict:
     return entry
 
 
+# The files of one substitution, as substitutions.json names them: the
+# manifest's kernel, what the build made of it (or the kernel itself), and in
+# wrapped mode the generated hal.executable iree-compile is given.
+SUBSTITUTION_FILES = {"kernel": "file", "compiled": "path", "wrapper": "wrapper"}
+FILE_ROLES = {"kernel": "kernel", "compiled": "compiled kernel", "wrapper": "wrapper"}
+
+
+def _substitution(root: Path, recorded: dict) -> dict:
+    entry = {"executable": recorded["executable"], "mode": recorded["mode"]}
+    for part, key in SUBSTITUTION_FILES.items():
+        if recorded.get(key) and (part == "kernel" or recorded[key] != recorded["file"]):
+            entry[part] = _file(root, recorded[key])
+    return entry
+
+
 def module_lock(root: str | Path, build: ModuleBuild) -> dict:
     """The lock entry of one built module, read from the files the build wrote."""
     root = Path(root)
     record = json.loads((root / build.record).read_text(encoding="utf-8"))
-    substitutions = [{"executable": s["executable"], "mode": s["mode"],
-                      "kernel": _file(root, s["file"]), "substituted": _file(root, s["path"])}
-                     for s in record["substitutions"]]
+    substitutions = [_substitution(root, s) for s in record["substitutions"]]
     return {"model": build.model, "target": build.target,
             "source": _file(root, record["source"]),
             "substitutions": sorted(substitutions, key=lambda s: s["executable"]),
@@ -244,13 +257,11 @@ def _compare_inputs(key: str, then: dict, now: dict) -> list[Finding]:
     findings = [_compare_file(key, "model", then["source"], now["source"])]
     current = {s["executable"]: s for s in now["substitutions"]}
     for sub in then["substitutions"]:
-        found = current.pop(sub["executable"], None)
-        for part, role in (("kernel", "kernel"), ("substituted", "file given to iree-compile")):
-            if part == "substituted" and sub["substituted"]["path"] == sub["kernel"]["path"]:
-                continue
-            finding = _compare_file(key, f"{role} of {sub['executable']}", sub[part],
-                                    found and found[part])
-            findings.append(finding)
+        found = current.pop(sub["executable"], None) or {}
+        for part, role in FILE_ROLES.items():
+            if part in sub:
+                findings.append(_compare_file(key, f"{role} of {sub['executable']}", sub[part],
+                                              found.get(part)))
     for name in sorted(current):
         findings.append(Finding(key, current[name]["kernel"]["path"], False,
                                 f"substitutes {name} here, which the release did not"))

@@ -36,7 +36,8 @@ class Planned:
     def as_record(self) -> dict:
         record = self.substitution.as_record()
         export = self.executable.export
-        record.update(path=self.path, export=export.name, layout=export.layout.describe())
+        record.update(path=self.path, export=export.name, layout=export.layout.describe(),
+                      flag=self.flag)
         if self.wrapper:
             record.update(wrapper=self.wrapper,
                           workgroup_count=list(self.substitution.workgroup_count),

@@ -4,7 +4,8 @@
 model and target: its options flag file, (when it has substitutions) a dump
 of its executables and its substitution flag file, the module, and a check
 against the model's expected outputs. Aliases: ``modules`` (the default),
-``check``. Command-line variables are listed by ``scons -h``.
+``check``, and ``release``/``verify-release`` (tool iree_release). Command-line
+variables are listed by ``scons -h``.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import SCons.Action
 import SCons.Script
 from SCons.Script import BoolVariable, EnumVariable, Variables
 
+import iree_kernels
 from iree_kernels import checks, runtime, toolchains
 from iree_kernels.errors import UserError
 from iree_kernels.manifest import load_project
@@ -33,6 +35,9 @@ SHORT_COMSTRS = {
     "SPIRVCOMSTR": "SPIRV    $SOURCE",
     "ELFCOMSTR": "CC       $SOURCE",
     "IREE_WRAPPERCOMSTR": "WRAP     $TARGET",
+    "IREE_DUMPLISTCOMSTR": "LIST     $TARGET",
+    "IREE_BENCHCOMSTR": "BENCH    $TARGET",
+    "IREE_BENCHREPORTCOMSTR": "REPORT   $TARGET",
 }
 
 
@@ -52,6 +57,10 @@ def _variables(env) -> Variables:
                   "modules loads (9.0: CUDA 13.0, driver 580)", "9.0")
     variables.Add(EnumVariable("GLSL_COMPILER", "compiler of GLSL shaders", "glslang",
                                allowed_values=("glslang", "glslc")))
+    variables.Add("DUMP", "what 'scons dump' writes: any of sources, configurations, binaries, "
+                  "benchmarks", "sources")
+    for variable in env.get("IREE_VARIABLES", []):
+        variables.Add(*variable)
     variables.Update(env)
     SCons.Script.Help(variables.GenerateHelpText(env), append=True)
     for key in variables.UnknownVariables():
@@ -78,6 +87,7 @@ def declare_project(env, manifests=None):
                     ESCAPE=lambda arg: arg)
     if not env["VERBOSE"]:
         env.Replace(**SHORT_COMSTRS)
+    env.IreeCacheDir()
     root = Path(env.Dir("#").abspath)
     if manifests is None:
         manifests = sorted(root.glob(env["MANIFESTS"]))
@@ -87,16 +97,19 @@ def declare_project(env, manifests=None):
         _fail(str(e))
     build = env.Dir(f"#{env['BUILD_DIR']}")
     selected = _selected_targets(env)
-    modules, checks = [], []
+    modules, checks, released = [], [], []
     for model in project.models.values():
         for target in model.targets:
             if target not in selected:
                 continue
-            module, check = _declare_module(env, project, model, target, build)
+            module, check, release = _declare_module(env, project, model, target, build)
             modules.append(module)
             checks.append(check)
+            released.append(release)
     env.Alias("modules", modules)
     env.Alias("check", checks)
+    _declare_benchmark_report(env, build)
+    env.IreeRelease(released)
     SCons.Script.Default("modules")
     return modules
 
@@ -107,21 +120,43 @@ def _declare_module(env, project, model, target_name, build):
     flags = [*target.compile_flags, *REPRODUCIBLE_FLAGS, *model.options.get(target_name, ())]
     options = env.IreeOptionsFile(here.File("options.flags"), env.Value(json.dumps(flags)))
     subs = project.substitutions_for(model.name, target_name)
+    sources_dump = env.IreeExecutableSources(here.File("executables.mlir"), [model.source, options])
+    env.Alias("dump", env.IreeDump(here.Dir("dump").File("executables.txt"),
+                                   [model.source, options, sources_dump],
+                                   IREE_DUMP_KINDS=env["DUMP"], IREE_DUMP_TARGET=target_name))
     dump, kernels = [], {}
     if subs:
-        dump = env.IreeExecutableSources(here.File("executables.mlir"), [model.source, options])
+        dump = sources_dump
         kernels = {s.executable: _declare_kernel(env, s, dump, here, build) for s in subs}
     spec = {"model": model.name, "target": target_name, "source": model.source,
             "substitutions": [s.to_dict() for s in subs],
             "paths": {name: {role: node.get_path() for role, node in made.items()}
                       for name, made in kernels.items()},
-            "checks": _kernel_checks(env)}
+            "checks": _kernel_checks(env), "library": iree_kernels.fingerprint()}
     made_nodes = [node for made in kernels.values() for node in made.values()]
     sources = [env.Value(json.dumps(spec, sort_keys=True)), *dump, *made_nodes]
-    flag_file, _record = env.IreeSubstitutions(here.File("substitutions.flags"), sources)
+    flag_file, record = env.IreeSubstitutions(here.File("substitutions.flags"), sources)
     module = env.IreeModule(build.Dir(target_name).File(f"{model.name}.vmfb"),
                             [model.source, options, flag_file])
-    return module, _declare_check(env, model, target, module, here)
+    if subs:
+        benchmark = env.IreeMicrobenchmark(here.File("microbenchmarks.json"),
+                                           [model.source, options, record, dump, module],
+                                           IREE_RUN_DEVICE=target.run_device)
+        env.AlwaysBuild(benchmark)
+        env.Alias("microbenchmarks", benchmark)
+    release = {"model": model.name, "target": target_name, "module": module[0],
+               "record": record, "flag_files": [options[0], flag_file],
+               "inputs": [env.File(f"#{p}") for p in (model.source, *(s.file for s in subs))]
+                         + made_nodes}
+    return module, _declare_check(env, model, target, module, here), release
+
+
+def _declare_benchmark_report(env, build):
+    """'scons bench': every microbenchmark, then one table (and JSON, and a plot)."""
+    results = env.Alias("microbenchmarks")[0].sources
+    report = env.IreeBenchmarkReport(build.Dir("bench").File("microbenchmarks.txt"), results)
+    env.AlwaysBuild(report)
+    env.Alias("bench", report)
 
 
 def _kernel_checks(env) -> dict:
@@ -137,7 +172,8 @@ def _declare_kernel(env, sub, dump, here, build) -> dict:
     if sub.mode != "wrapped":
         return {"kernel": kernel}
     wrapper = here.File(f"{_file_name(sub.executable)}.wrapper.mlir")
-    spec = env.Value(json.dumps(sub.to_dict(), sort_keys=True))
+    spec = env.Value(json.dumps({**sub.to_dict(), "library": iree_kernels.fingerprint()},
+                                sort_keys=True))
     return {"kernel": kernel, "wrapper": env.IreeWrapper(wrapper, [spec, dump, kernel])[0]}
 
 
@@ -188,7 +224,9 @@ def _declare_check(env, model, target, module, here):
 
 
 def generate(env):
-    for tool in ("iree_compile", "iree_substitutions", "iree_run", "ptx", "glsl", "elf_object"):
+    for tool in ("iree_compile", "iree_substitutions", "iree_run", "ptx", "glsl", "elf_object",
+                 "iree_dump", "iree_bench",
+                 "iree_cache", "iree_release"):
         env.Tool(tool)
     env.AddMethod(declare_project, "IreeKernelProject")
 

@@ -67,7 +67,8 @@ def name_spirv_entry_point(target, source, env):
 
 @reporting_user_errors
 def write_wrapper(target, source, env):
-    sub = Substitution.from_dict(json.loads(source[0].read()))
+    fields = {k: v for k, v in json.loads(source[0].read()).items() if k != "library"}
+    sub = Substitution.from_dict(fields)
     dump, kernel = source[1], source[2]
     found = executables.read_executables(dump.get_text_contents(), str(dump))
     executable = substitution.plan([sub], found)[0].executable

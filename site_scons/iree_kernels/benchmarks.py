@@ -1,0 +1,160 @@
+"""Microbenchmarks of substituted executables beside the ones IREE generated.
+
+``--iree-hal-dump-executable-benchmarks-to`` writes, per executable, a module
+that dispatches it in a loop. The dump is taken before substitutions apply, so
+each benchmark module is compiled twice, plain and with the executable's
+substitution flag, and both are timed with ``iree-benchmark-module``. This
+module runs those tools and formats the results; it declares no build steps.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import statistics
+import subprocess
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from .errors import UserError
+
+
+@dataclass
+class Result:
+    model: str
+    target: str
+    executable: str
+    export: str
+    kernel: str
+    plain_us: float | None = None
+    substituted_us: float | None = None
+    note: str = ""
+    device: str = ""
+    plain_module: str = ""       # the compiled benchmark modules, to time them elsewhere
+    module: str = ""
+
+    @property
+    def speedup(self) -> float | None:
+        if self.plain_us and self.substituted_us:
+            return self.plain_us / self.substituted_us
+        return None
+
+
+def dump_benchmarks(iree_compile: str, model: str, options: str, directory: Path) -> None:
+    """Dump the benchmark module of every executable of ``model`` into ``directory``."""
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir(parents=True)
+    _run([iree_compile, model, f"@{options}",
+          f"--iree-hal-dump-executable-benchmarks-to={directory}", "-o", "/dev/null"], model)
+
+
+def benchmark_source(directory: Path, executable: str, variant: str) -> Path | None:
+    path = directory / f"module_{executable}_{variant}_benchmark.mlir"
+    return path if path.is_file() else None
+
+
+def compile_benchmark(iree_compile: str, source: Path, options: str, flags: list[str],
+                      output: Path) -> None:
+    _run([iree_compile, str(source), f"@{options}", *flags, "-o", str(output)], str(source))
+
+
+def time_per_dispatch(benchmark_module: str, module: Path, device: str,
+                      flags: list[str]) -> float:
+    """Median wall time of one dispatch, in microseconds."""
+    argv = [benchmark_module, f"--module={module}", f"--device={device}",
+            "--benchmark_format=json", *flags]
+    output = _run(argv, str(module))
+    runs = [b for b in json.loads(output)["benchmarks"] if b.get("run_type") == "iteration"]
+    scale = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
+    return statistics.median(b["real_time"] * scale[b["time_unit"]] for b in runs)
+
+
+def _run(argv: list[str], subject: str) -> str:
+    result = subprocess.run(argv, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise UserError(f"{Path(argv[0]).name} failed:\n{(result.stderr or result.stdout).strip()}",
+                        file=subject)
+    return result.stdout
+
+
+def table(results: list[Result]) -> str:
+    header = ("model", "target", "executable", "kernel", "IREE us", "kernel us", "speedup")
+    rows = [header] + [(r.model, r.target, r.executable, r.kernel, _us(r.plain_us),
+                        _us(r.substituted_us),
+                        f"{r.speedup:.2f}x" if r.speedup else r.note or "-") for r in results]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip()
+             for row in rows]
+    return "\n".join(lines[:1] + ["-" * len(lines[0])] + lines[1:]) + "\n"
+
+
+def _us(value: float | None) -> str:
+    return f"{value:.2f}" if value is not None else "-"
+
+
+def to_json(results: list[Result]) -> str:
+    return json.dumps([asdict(r) | {"speedup": r.speedup} for r in results], indent=2) + "\n"
+
+
+def from_json(text: str) -> list[Result]:
+    return [Result(**{k: v for k, v in item.items() if k != "speedup"})
+            for item in json.loads(text)]
+
+
+def plot(results: list[Result], path: Path) -> bool:
+    """A bar chart of both timings per executable; False where matplotlib is missing."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    timed = [r for r in results if r.plain_us and r.substituted_us]
+    figure, axes = plt.subplots(figsize=(max(4, 1.6 * len(timed) + 2), 3.5))
+    positions = range(len(timed))
+    axes.bar([p - 0.2 for p in positions], [r.plain_us for r in timed], 0.4, label="IREE")
+    axes.bar([p + 0.2 for p in positions], [r.substituted_us for r in timed], 0.4,
+             label="substituted kernel")
+    axes.set_xticks(list(positions), [f"{r.model}/{r.target}\n{r.executable}" for r in timed],
+                    fontsize=7)
+    axes.set_ylabel("microseconds per dispatch")
+    axes.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=120, metadata={"Software": None})
+    plt.close(figure)
+    return True
+
+
+def retime(results: list[Result], benchmark_module: str, flags: list[str]) -> None:
+    """Time again every result whose modules exist, on each result's device."""
+    for r in results:
+        if r.module and Path(r.module).is_file() and Path(r.plain_module).is_file():
+            r.plain_us = time_per_dispatch(benchmark_module, Path(r.plain_module), r.device, flags)
+            r.substituted_us = time_per_dispatch(benchmark_module, Path(r.module), r.device, flags)
+            r.note = ""
+
+
+def main(argv: list[str] | None = None) -> int:
+    """python -m iree_kernels.benchmarks RESULTS.json...: time the modules 'scons bench' built.
+
+    For a machine with the device but without the compiler: carry build/ there.
+    """
+    import argparse
+    from . import toolchains
+    parser = argparse.ArgumentParser(description=main.__doc__.splitlines()[0])
+    parser.add_argument("results", nargs="+")
+    parser.add_argument("--flags", default="--benchmark_repetitions=5 --batch_size=100")
+    args = parser.parse_args(argv)
+    results = [r for path in args.results for r in from_json(Path(path).read_text())]
+    program = toolchains.iree_tool("iree-benchmark-module") or "iree-benchmark-module"
+    try:
+        retime(results, program, args.flags.split())
+    except UserError as e:
+        print(f"FAILED: {e}")
+        return 1
+    print(table(results), end="")
+    print(to_json(results), end="")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

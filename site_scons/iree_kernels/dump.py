@@ -1,0 +1,73 @@
+"""Dumps of a model's executables for people: the files, and a listing of what they hold.
+
+``scons dump`` writes, per model and target, the executables' sources (and on
+request configurations, binaries, benchmarks) into a stable folder, and a
+listing of each executable: export name, bindings, push constants and IREE's
+launch shape, read from the translated executables with the MLIR bindings.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from .errors import UserError
+from .executables import Executable
+
+KINDS = {
+    "sources": "--iree-hal-dump-executable-sources-to",
+    "configurations": "--iree-hal-dump-executable-configurations-to",
+    "binaries": "--iree-hal-dump-executable-binaries-to",
+    "benchmarks": "--iree-hal-dump-executable-benchmarks-to",
+}
+# Binaries and benchmarks are written only by a compile to the end.
+AFTER_TRANSLATION = ("binaries", "benchmarks")
+
+
+def parse_kinds(text: str) -> list[str]:
+    kinds = [k.strip() for k in text.split(",") if k.strip()]
+    for kind in kinds:
+        if kind not in KINDS:
+            raise UserError(f"DUMP: unknown kind '{kind}'; kinds: {', '.join(KINDS)}")
+    return kinds
+
+
+def dump_flags(kinds: list[str], folder: Path, translation: bool) -> list[str]:
+    """The dump flags of one iree-compile run: the translating one, or the full compile."""
+    return [f"{KINDS[k]}={folder / k}" for k in kinds
+            if (k in AFTER_TRANSLATION) != translation]
+
+
+def listing(model: str, target: str, translated: dict[str, Executable],
+            sources: dict[str, Executable]) -> str:
+    """One paragraph per executable: what a kernel replacing it must accept and how it runs."""
+    lines = [f"# Executables of {model} for {target}", ""]
+    for name in sorted(translated, key=_natural):
+        executable = translated[name]
+        export = executable.export
+        types = sources.get(name, executable).binding_types
+        lines.append(f"{name}")
+        lines.append(f"  export          {export.name}")
+        for binding in export.layout.bindings:
+            holds = types[binding.index] if binding.index < len(types) and types[binding.index] else ""
+            access = "read-only" if binding.read_only else "read-write"
+            lines.append(f"  binding {binding.index}       {access:10} {holds}".rstrip())
+        lines.append(f"  push constants  {export.layout.constants} (32-bit)")
+        lines.append(f"  workload        {export.workload} value(s): "
+                     + (", ".join(f"w{i}" for i in range(export.workload)) or "none"))
+        size = "x".join(str(n) for n in export.workgroup_size) if export.workgroup_size else "-"
+        lines.append(f"  workgroup size  {size}")
+        count = _workload_names(export.count_text).replace("\n", "; ") or "-"
+        lines.append(f"  workgroup count {count}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _workload_names(count: str) -> str:
+    """The count region's %arg1, %arg2, ... are the workload values w0, w1, ..."""
+    return re.sub(r"%arg(\d+)", lambda m: f"w{int(m.group(1)) - 1}" if m.group(1) != "0"
+                  else "%device", count)
+
+
+def _natural(name: str):
+    digits = "".join(c for c in name.rsplit("_", 1)[-1] if c.isdigit())
+    return (name.rsplit("_", 1)[0], int(digits) if digits else -1, name)

@@ -1,0 +1,96 @@
+"""SCons tool: microbenchmarks of substituted executables beside IREE's own.
+
+Builders:
+  IreeMicrobenchmark     model.mlir + options.flags + substitutions.json + executables.mlir
+                         -> microbenchmarks.json (one model and target)
+  IreeBenchmarkReport    microbenchmarks.json... -> microbenchmarks.txt (+ .json, .png)
+
+Variables:
+  IREE_BENCHMARK_MODULE   the iree-benchmark-module program
+  IREE_BENCHMARKFLAGS     its flags, default --benchmark_repetitions=5 --batch_size=100
+  IREE_RUN_DEVICE         the device to time on
+Both builders always run when asked for: a measurement is not up to date.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import SCons.Action
+import SCons.Builder
+import SCons.Util
+
+from iree_kernels import benchmarks, executables, runtime, toolchains
+from iree_kernels_scons import reporting_user_errors, write_atomically
+
+
+@reporting_user_errors
+def run_microbenchmarks(target, source, env):
+    model, options, record_file, dump = (str(s) for s in source[:4])
+    record = json.loads(Path(record_file).read_text())
+    found = executables.read_executables(Path(dump).read_text(), dump)
+    work = Path(target[0].abspath).with_suffix("")
+    iree_compile = env.subst("$IREE_COMPILE")
+    benchmarks.dump_benchmarks(iree_compile, model, options, work)
+    device = env["IREE_RUN_DEVICE"]
+    available = runtime.device_driver(device) in runtime.available_drivers(
+        toolchains.iree_tool("iree-run-module") or "iree-run-module")
+    results = [_measure(env, sub, found[sub["executable"]], work, options, device, available)
+               for sub in record["substitutions"]]
+    write_atomically(target[0].abspath, benchmarks.to_json(results))
+
+
+def _measure(env, sub, executable, work, options, device, available):
+    result = benchmarks.Result(sub["model"], sub["target"], sub["executable"], sub["export"],
+                               sub["file"], device=device)
+    source = benchmarks.benchmark_source(work, executable.name, executable.variant)
+    if source is None:
+        result.note = "no benchmark (IREE dumps none for dynamic shapes)"
+        return result
+    plain, substituted = work / f"{executable.name}.plain.vmfb", work / f"{executable.name}.vmfb"
+    iree_compile = env.subst("$IREE_COMPILE")
+    benchmarks.compile_benchmark(iree_compile, source, options, [], plain)
+    benchmarks.compile_benchmark(iree_compile, source, options, [sub["flag"]], substituted)
+    result.plain_module, result.module = str(plain), str(substituted)
+    if not available:
+        result.note = f"no '{device}' device here"
+        return result
+    program, flags = env.subst("$IREE_BENCHMARK_MODULE"), env.Split(env.subst("$IREE_BENCHMARKFLAGS"))
+    result.plain_us = benchmarks.time_per_dispatch(program, plain, device, flags)
+    result.substituted_us = benchmarks.time_per_dispatch(program, substituted, device, flags)
+    return result
+
+
+@reporting_user_errors
+def write_report(target, source, env):
+    results = [r for s in source for r in benchmarks.from_json(Path(str(s)).read_text())]
+    text = benchmarks.table(results)
+    write_atomically(target[0].abspath, text)
+    write_atomically(target[1].abspath, benchmarks.to_json(results))
+    plotted = benchmarks.plot(results, Path(target[2].abspath))
+    print(text + (f"plot: {target[2]}\n" if plotted else ""), end="")
+
+
+def _report_emitter(target, source, env):
+    text = target[0]
+    return [text, text.target_from_source("", ".json"), text.target_from_source("", ".png")], source
+
+
+def generate(env):
+    env.SetDefault(
+        IREE_BENCHMARK_MODULE=toolchains.iree_tool("iree-benchmark-module") or "iree-benchmark-module",
+        IREE_BENCHMARKFLAGS=SCons.Util.CLVar("--benchmark_repetitions=5 --batch_size=100"),
+        IREE_BENCHCOMSTR="Benchmarking $TARGET",
+        IREE_BENCHREPORTCOMSTR="Writing $TARGET",
+    )
+    env["BUILDERS"]["IreeMicrobenchmark"] = SCons.Builder.Builder(
+        action=SCons.Action.Action(run_microbenchmarks, "$IREE_BENCHCOMSTR",
+                                   varlist=["IREE_RUN_DEVICE", "IREE_BENCHMARKFLAGS"]),
+        suffix=".json")
+    env["BUILDERS"]["IreeBenchmarkReport"] = SCons.Builder.Builder(
+        action=SCons.Action.Action(write_report, "$IREE_BENCHREPORTCOMSTR"),
+        suffix=".txt", emitter=_report_emitter)
+
+
+def exists(env):
+    return env.Detect(toolchains.iree_tool("iree-benchmark-module") or "iree-benchmark-module")

@@ -1,0 +1,68 @@
+"""SCons tool: dump a model's executables for people to read and edit.
+
+Builder:
+  IreeDump   model.mlir + options.flags + executables.mlir -> dump/executables.txt
+
+Writes into the target's folder: ``sources/`` (one .mlir per executable, the
+files to copy, edit and substitute), and on request (``$IREE_DUMP_KINDS``,
+from ``scons DUMP=sources,configurations,binaries,benchmarks dump``)
+``configurations/``, ``binaries/`` and ``benchmarks/``; ``executables.targets.mlir``
+(the translated executables); and ``executables.txt``, the listing of each
+executable's export, bindings, push constants and launch shape.
+"""
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import SCons.Action
+import SCons.Builder
+
+from iree_kernels import dump, executables
+from iree_kernels.errors import UserError
+from iree_kernels_scons import reporting_user_errors, write_atomically
+
+
+@reporting_user_errors
+def write_dump(target, source, env):
+    model, options, sources_dump = (str(s) for s in source[:3])
+    folder = Path(target[0].abspath).parent
+    kinds = dump.parse_kinds(env["IREE_DUMP_KINDS"])
+    for kind in dump.KINDS:
+        shutil.rmtree(folder / kind, ignore_errors=True)
+    translated = folder / "executables.targets.mlir"
+    compile_ = [env.subst("$IREE_COMPILE"), model, f"@{options}"]
+    _run(compile_ + ["--compile-to=executable-targets", *dump.dump_flags(kinds, folder, True),
+                     "-o", str(translated)], model)
+    if any(k in dump.AFTER_TRANSLATION for k in kinds):
+        _run(compile_ + [*dump.dump_flags(kinds, folder, False), "-o", "/dev/null"], model)
+    text = dump.listing(
+        Path(model).stem, env["IREE_DUMP_TARGET"],
+        executables.read_executables(translated.read_text(), str(translated)),
+        executables.read_executables(Path(sources_dump).read_text(), sources_dump))
+    write_atomically(target[0].abspath, text)
+    print(text + f"(files in {folder})\n", end="")
+
+
+def _run(argv: list[str], model: str) -> None:
+    result = subprocess.run(argv, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise UserError(f"iree-compile failed:\n{result.stderr.strip()}", file=model)
+
+
+def _dump_emitter(target, source, env):
+    env.Clean(target[0], target[0].dir)
+    return target, source
+
+
+def generate(env):
+    env.SetDefault(IREE_DUMP_KINDS="sources", IREE_DUMPLISTCOMSTR="Dumping $TARGET")
+    env["BUILDERS"]["IreeDump"] = SCons.Builder.Builder(
+        action=SCons.Action.Action(write_dump, "$IREE_DUMPLISTCOMSTR",
+                                   varlist=["IREE_DUMP_KINDS", "IREE_DUMP_TARGET"]),
+        emitter=_dump_emitter)
+
+
+def exists(env):
+    return True
