@@ -14,6 +14,7 @@ Both builders always run when asked for: a measurement is not up to date.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import SCons.Action
@@ -51,7 +52,7 @@ def _measure(env, sub, executable, work, options, device, available):
     iree_compile = env.subst("$IREE_COMPILE")
     benchmarks.compile_benchmark(iree_compile, source, options, [], plain)
     benchmarks.compile_benchmark(iree_compile, source, options, [sub["flag"]], substituted)
-    result.plain_module, result.module = str(plain), str(substituted)
+    result.plain_module, result.module = os.path.relpath(plain), os.path.relpath(substituted)
     if not available:
         result.note = f"no '{device}' device here"
         return result
