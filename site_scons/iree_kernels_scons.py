@@ -22,8 +22,9 @@ def reporting_user_errors(action_function):
             return action_function(target, source, env)
         except UserError as e:
             for node in target:
-                if os.path.exists(node.abspath):
-                    os.remove(node.abspath)
+                path = getattr(node, "abspath", None)
+                if path and os.path.isfile(path):
+                    os.remove(path)
             raise SCons.Errors.BuildError(node=target[0], errstr=str(e), exitstatus=2) from None
     return wrapper
 

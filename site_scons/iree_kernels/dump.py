@@ -56,13 +56,13 @@ def listing(model: str, target: str, translated: dict[str, Executable],
                      + (", ".join(f"w{i}" for i in range(export.workload)) or "none"))
         size = "x".join(str(n) for n in export.workgroup_size) if export.workgroup_size else "-"
         lines.append(f"  workgroup size  {size}")
-        count = _workload_names(export.count_text).replace("\n", "; ") or "-"
+        count = workload_names(export.count_text).replace("\n", "; ") or "-"
         lines.append(f"  workgroup count {count}")
         lines.append("")
     return "\n".join(lines)
 
 
-def _workload_names(count: str) -> str:
+def workload_names(count: str) -> str:
     """The count region's %arg1, %arg2, ... are the workload values w0, w1, ..."""
     return re.sub(r"%arg(\d+)", lambda m: f"w{int(m.group(1)) - 1}" if m.group(1) != "0"
                   else "%device", count)

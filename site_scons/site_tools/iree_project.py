@@ -59,6 +59,14 @@ def _variables(env) -> Variables:
                                allowed_values=("glslang", "glslc")))
     variables.Add("DUMP", "what 'scons dump' writes: any of sources, configurations, binaries, "
                   "benchmarks", "sources")
+    variables.Add("IREE_BENCHMARKFLAGS", "iree-benchmark-module flags of 'scons bench'",
+                  "--benchmark_repetitions=5 --batch_size=100")
+    variables.Add("SCAFFOLD", "for 'scons scaffold': MODEL/TARGET/EXECUTABLE to write a kernel "
+                  "skeleton for", "")
+    variables.Add(EnumVariable("LANGUAGE", "for 'scons scaffold': the skeleton's language",
+                               "cuda", allowed_values=("cuda", "glsl", "c", "mlir")))
+    variables.Add("SCAFFOLD_MANIFEST", "for 'scons scaffold': the manifest its entry is "
+                  "appended to", "kernels/scaffolded.toml")
     for variable in env.get("IREE_VARIABLES", []):
         variables.Add(*variable)
     variables.Update(env)
@@ -108,9 +116,14 @@ def declare_project(env, manifests=None):
             released.append(release)
     env.Alias("modules", modules)
     env.Alias("check", checks)
+    if env["SCAFFOLD"] and not env.Alias("scaffold")[0].sources:
+        _fail(f"SCAFFOLD={env['SCAFFOLD']}: expected MODEL/TARGET/EXECUTABLE of a declared "
+              f"model and target; models: {', '.join(sorted(project.models))}")
     _declare_benchmark_report(env, build)
     env.IreeRelease(released)
     SCons.Script.Default("modules")
+    if SCons.Script.GetOption("clean"):
+        SCons.Script.Default(build)   # scons -c removes dumps, benchmarks and checks too
     return modules
 
 
@@ -121,9 +134,15 @@ def _declare_module(env, project, model, target_name, build):
     options = env.IreeOptionsFile(here.File("options.flags"), env.Value(json.dumps(flags)))
     subs = project.substitutions_for(model.name, target_name)
     sources_dump = env.IreeExecutableSources(here.File("executables.mlir"), [model.source, options])
-    env.Alias("dump", env.IreeDump(here.Dir("dump").File("executables.txt"),
-                                   [model.source, options, sources_dump],
-                                   IREE_DUMP_KINDS=env["DUMP"], IREE_DUMP_TARGET=target_name))
+    listing = env.IreeDump(here.Dir("dump").File("executables.txt"),
+                           [model.source, options, sources_dump],
+                           IREE_DUMP_KINDS=env["DUMP"], IREE_DUMP_TARGET=target_name)
+    env.Alias("dump", listing)
+    if env["SCAFFOLD"] == f"{model.name}/{target_name}/" + env["SCAFFOLD"].split("/", 2)[-1]:
+        env.IreeScaffold({"model": model.name, "target": target_name,
+                          "executable": env["SCAFFOLD"].split("/", 2)[2],
+                          "language": env["LANGUAGE"], "manifest": env["SCAFFOLD_MANIFEST"]},
+                         sources_dump, listing)
     dump, kernels = [], {}
     if subs:
         dump = sources_dump
@@ -220,12 +239,13 @@ def _declare_check(env, model, target, module, here):
     except UserError as e:
         _fail(str(e))
     env.Depends(check, [env.File(f"#{path}") for path in checks.referenced_files(cases)])
+    env.NoCache(check)      # a check says what this machine's device computes
     return check
 
 
 def generate(env):
     for tool in ("iree_compile", "iree_substitutions", "iree_run", "ptx", "glsl", "elf_object",
-                 "iree_dump", "iree_bench",
+                 "iree_dump", "iree_bench", "iree_scaffold",
                  "iree_cache", "iree_release"):
         env.Tool(tool)
     env.AddMethod(declare_project, "IreeKernelProject")

@@ -1,0 +1,71 @@
+"""Kernel skeletons generated from a dumped executable, with their manifest entries.
+
+``scons scaffold SCAFFOLD=model/target/executable LANGUAGE=cuda|glsl|c|mlir``
+writes a kernel that compiles as generated and passes the build's checks: the
+entry named after the export, parameters in binding order, push constants, and
+a comment stating the layout and IREE's launch shape. For ``mlir`` it copies
+the dumped source instead. This module renders; it writes no files.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .dump import workload_names
+from .errors import UserError
+from .executables import Executable
+from .render import render
+
+LANGUAGES = {  # language: (target, suffix, template, mode)
+    "cuda": ("cuda", ".cu", "scaffold/kernel.cu.j2", "object"),
+    "glsl": ("vulkan", ".glsl", "scaffold/kernel.glsl.j2", "object"),
+    "c": ("llvm-cpu", ".c", "scaffold/kernel.c.j2", "wrapped"),
+    "mlir": (None, ".mlir", None, "source"),
+}
+_C_TYPES = {"f32": "float", "f64": "double", "f16": "uint16_t", "bf16": "uint16_t",
+            "i8": "int8_t", "i16": "int16_t", "i32": "int32_t", "i64": "int64_t",
+            "i1": "uint8_t"}
+_GLSL_TYPES = {"f32": "float", "i32": "int", "ui32": "uint"}
+
+
+@dataclass(frozen=True)
+class Skeleton:
+    file: str            # repo-relative path of the kernel
+    text: str
+    entry: str           # the manifest entry to append
+
+
+def kernel_path(language: str, model: str, target: str, executable: str) -> str:
+    stem = re.sub(r"[^A-Za-z0-9_]", "_", f"{model}_{executable}")
+    return f"kernels/{target}/{stem}{LANGUAGES[language][1]}"
+
+
+def skeleton(language: str, model: str, target: str, source: Executable,
+             translated: Executable, dumped_source: str = "") -> Skeleton:
+    """The kernel for ``language`` replacing ``source`` (untranslated) of ``model``."""
+    if language not in LANGUAGES:
+        raise UserError(f"LANGUAGE: unknown language '{language}'; languages: "
+                        f"{', '.join(LANGUAGES)}")
+    fits, _suffix, template, mode = LANGUAGES[language]
+    if fits is not None and fits != target:
+        raise UserError(f"LANGUAGE={language} writes kernels for target '{fits}', not '{target}'")
+    file = kernel_path(language, model, target, source.name)
+    entry = render("scaffold/entry.toml.j2", model=model, target=target, executable=source,
+                   file=file, mode=mode)
+    if template is None:
+        return Skeleton(file, dumped_source, entry)
+    export = translated.export
+    size = list(export.workgroup_size or (1, 1, 1)) + [1, 1, 1]
+    text = render(template, comment="//", model=model, target=target, executable=source,
+                  export=source.export, mode=mode, types=source.binding_types,
+                  ctypes=[_element_type(t, _C_TYPES, "uint8_t") for t in source.binding_types],
+                  glsltypes=[_element_type(t, _GLSL_TYPES, "uint") for t in source.binding_types],
+                  local_size=size[:3], function=file.rsplit("/", 1)[1].rsplit(".", 1)[0],
+                  launch_size="x".join(map(str, size[:3])),
+                  launch_count=workload_names(export.count_text).replace("\n", "; ") or "-")
+    return Skeleton(file, text, entry)
+
+
+def _element_type(binding_type: str, types: dict[str, str], fallback: str) -> str:
+    match = re.search(r"x?([a-z]+\d+)>$", binding_type)
+    return types.get(match.group(1), fallback) if match else fallback

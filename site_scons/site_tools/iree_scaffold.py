@@ -1,0 +1,60 @@
+"""SCons tool: 'scons scaffold' writes a kernel skeleton and its manifest entry.
+
+Builder-less: ``env.IreeScaffold(spec, sources_dump, listing)`` declares the
+``scaffold`` alias, whose action renders ``iree_kernels.scaffold`` for one
+executable into ``kernels/<target>/`` and appends the entry to a manifest. It
+never overwrites a kernel.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import SCons.Action
+
+from iree_kernels import executables, scaffold
+from iree_kernels.errors import UserError
+from iree_kernels.manifest import closest
+from iree_kernels_scons import reporting_user_errors, write_atomically
+
+
+@reporting_user_errors
+def write_scaffold(target, source, env):
+    spec = json.loads(source[0].read())
+    sources_dump, listing = Path(str(source[1])), Path(str(source[2]))
+    name = spec["executable"]
+    found = executables.read_executables(sources_dump.read_text(), str(sources_dump))
+    if name not in found:
+        raise UserError(f"SCAFFOLD: model '{spec['model']}' has no executable '{name}' for "
+                        f"target '{spec['target']}'{closest(name, found)}; its executables: "
+                        f"{', '.join(sorted(found))}")
+    translated_file = listing.with_name("executables.targets.mlir")
+    translated = executables.read_executables(translated_file.read_text(), str(translated_file))
+    dumped = sorted(listing.parent.glob(f"sources/*_{name}.mlir"))
+    result = scaffold.skeleton(spec["language"], spec["model"], spec["target"], found[name],
+                               translated[name], dumped[0].read_text() if dumped else "")
+    kernel, manifest = Path(result.file), Path(spec["manifest"])
+    if kernel.exists():
+        raise UserError(f"{kernel} exists already; move it away to scaffold it again")
+    write_atomically(str(kernel), result.text)
+    previous = manifest.read_text() if manifest.exists() else ""
+    write_atomically(str(manifest), previous + result.entry)
+    print(f"scaffold: wrote {kernel} and added its entry to {manifest}; edit the kernel, "
+          "then run scons")
+
+
+def declare_scaffold(env, spec: dict, sources_dump, listing):
+    node = env.Alias("scaffold", [env.Value(json.dumps(spec, sort_keys=True)), sources_dump,
+                                  listing],
+                     SCons.Action.Action(write_scaffold, f"SCAFFOLD {spec['model']}/"
+                                         f"{spec['target']}/{spec['executable']}"))
+    env.AlwaysBuild(node)
+    return node
+
+
+def generate(env):
+    env.AddMethod(declare_scaffold, "IreeScaffold")
+
+
+def exists(env):
+    return True
