@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import subprocess
+import sys
 import tempfile
 
 import SCons.Errors
@@ -46,12 +48,28 @@ def write_atomically(path: str, content: str | bytes) -> None:
 
 
 def spawn_without_shell(sh, escape, cmd, args, env):
-    """SCons SPAWN that runs argv directly: no manifest value ever reaches a shell."""
+    """SCons SPAWN that runs argv directly: no manifest value ever reaches a shell.
+
+    A failing tool's first error line is printed before its whole output, so the
+    file and line come first however long the output is.
+    """
     try:
-        return subprocess.call(args, env=env, close_fds=True)
+        result = subprocess.run(args, env=env, close_fds=True, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True, errors="replace")
     except OSError as e:
-        print(f"scons: cannot run {args[0]}: {e.strerror}")
+        print(f"scons: *** cannot run {args[0]}: {e.strerror}")
         return 127
+    if result.returncode != 0:
+        first = next((line for line in result.stdout.splitlines()
+                      if _ERROR_RE.search(line)), None)
+        if first:
+            print(f"scons: *** {os.path.basename(args[0])}: {first.strip()}")
+    sys.stdout.write(result.stdout)
+    sys.stdout.flush()
+    return result.returncode
+
+
+_ERROR_RE = re.compile(r"\berror\b|\bERROR\b|fatal", re.IGNORECASE)
 
 
 def pspawn_without_shell(sh, escape, cmd, args, env, stdout, stderr):

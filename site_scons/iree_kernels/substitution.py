@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from . import ptx, spirv
+from . import ptx, spirv, toolchains
 from .errors import UserError
 from .executables import Executable
 from .manifest import Substitution, closest
@@ -47,7 +47,7 @@ class Planned:
 
 @dataclass(frozen=True)
 class KernelChecks:
-    """The tools and limits compiled kernels are checked with; '' skips a tool."""
+    """The tools and limits compiled kernels are checked with; '' is a missing tool."""
     ptxas: str = ""
     cuda_arch: str = "sm_80"
     ptx_isa_version: str = "9.0"
@@ -63,12 +63,11 @@ class KernelChecks:
             major, minor = (int(n) for n in self.ptx_isa_version.split("."))
             ptx.check_ptx(module, planned.path, planned.executable,
                           max_version=(major, minor), entry=entry)
-            if self.ptxas:
-                ptx.run_ptxas(self.ptxas, planned.path, self.cuda_arch)
+            ptx.run_ptxas(self.ptxas or _missing("ptxas", planned), planned.path, self.cuda_arch)
         elif suffix == ".spv":
             module = spirv.read_spirv(Path(planned.path).read_bytes(), planned.path)
-            if self.spirv_val:
-                spirv.run_spirv_val(self.spirv_val, planned.path, self.spirv_target_env)
+            spirv.run_spirv_val(self.spirv_val or _missing("spirv-val", planned), planned.path,
+                                self.spirv_target_env)
             spirv.check_spirv(module, planned.path, planned.executable, entry=entry)
             self._check_local_size(module, planned, entry)
 
@@ -83,6 +82,11 @@ class KernelChecks:
                             f"shader's local_size is {list(module.local_size or ())}, the "
                             f"manifest's workgroup_size is {list(wanted)}; make them equal",
                             file=planned.path, entry=entry)
+
+
+def _missing(program: str, planned: "Planned") -> str:
+    raise UserError(f"cannot check {planned.path}: {toolchains.missing_message(program)}",
+                    entry=planned.substitution.origin.entry)
 
 
 def _read_text(path: str) -> str:

@@ -36,9 +36,35 @@ def iree_compile() -> str | None:
     return _native("iree.compiler", "_mlir_libs", "iree-compile")
 
 
+# Environment variables that name a program outright (and, if it is missing, make it missing).
+OVERRIDES = {"nvcc": "NVCC", "clang": "CLANG", "glslangValidator": "GLSLANG", "glslc": "GLSLC",
+             "spirv-val": "SPIRV_VAL"}
+# How to get each program on Debian 12, for error messages.
+INSTALL = {
+    "nvcc": "./setup.sh installs the nvidia-cuda-nvcc wheel where no nvcc is on PATH; "
+            "or set NVCC=/path/to/nvcc",
+    "ptxas": "it comes with nvcc (./setup.sh)",
+    "clang": "apt-get install clang (./setup.sh does)",
+    "glslangValidator": "apt-get install glslang-tools (./setup.sh does)",
+    "glslc": "apt-get install glslc (./setup.sh does)",
+    "spirv-val": "apt-get install spirv-tools (./setup.sh does)",
+}
+
+
+def _override(name: str) -> tuple[bool, str | None]:
+    variable = OVERRIDES.get(name)
+    if variable and os.environ.get(variable):
+        path = os.environ[variable]
+        return True, path if Path(path).is_file() else shutil.which(path)
+    return False, None
+
+
 def nvcc() -> str | None:
     """$NVCC, else nvcc on PATH, else the CUDA toolkit's, else the registry wheel's."""
-    for candidate in (os.environ.get("NVCC"), shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc"):
+    given, path = _override("nvcc")
+    if given:
+        return path
+    for candidate in (shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc"):
         if candidate and Path(candidate).is_file():
             return candidate
     wheel = _package_dir("nvidia")
@@ -60,8 +86,14 @@ def ptxas() -> str | None:
 
 
 def on_path(name: str) -> str | None:
-    """A program found on PATH (clang, glslangValidator, glslc, spirv-val, ...)."""
-    return shutil.which(name)
+    """A program found on PATH (clang, glslangValidator, glslc, spirv-val, ...), or as
+    its environment variable says (CLANG, GLSLANG, GLSLC, SPIRV_VAL)."""
+    given, path = _override(name)
+    return path if given else shutil.which(name)
+
+
+def missing_message(name: str) -> str:
+    return f"{name} is not installed: {INSTALL.get(name, 'install it')}"
 
 
 def iree_tool(program: str) -> str | None:

@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 
 import SCons.Action
+import SCons.Errors
 import SCons.Script
 from SCons.Script import BoolVariable, EnumVariable, Variables
 
@@ -121,7 +122,7 @@ def declare_project(env, manifests=None):
               f"model and target; models: {', '.join(sorted(project.models))}")
     _declare_benchmark_report(env, build)
     env.IreeRelease(released)
-    SCons.Script.Default("modules")
+    _declare_defaults(env, modules, build)
     if SCons.Script.GetOption("clean"):
         SCons.Script.Default(build)   # scons -c removes dumps, benchmarks and checks too
     return modules
@@ -157,6 +158,8 @@ def _declare_module(env, project, model, target_name, build):
     flag_file, record = env.IreeSubstitutions(here.File("substitutions.flags"), sources)
     module = env.IreeModule(build.Dir(target_name).File(f"{model.name}.vmfb"),
                             [model.source, options, flag_file])
+    module[0].attributes.missing_tools = sorted(set(filter(None, (_missing_tool_of(env, s)
+                                                                   for s in subs))))
     if subs:
         benchmark = env.IreeMicrobenchmark(here.File("microbenchmarks.json"),
                                            [model.source, options, record, dump, module],
@@ -200,6 +203,9 @@ def _declare_compiled_kernel(env, sub, dump, here, build):
     source = env.File(f"#{sub.file}")
     compiles_to = kernel_kind(sub.file).compiles_to
     built = build.File(Path(sub.file).with_suffix(compiles_to or "").as_posix())
+    compiler = _compiler(env, compiles_to)
+    if compiler and not compiler[1]:
+        return _missing_tool(env, built, source, compiler[0])
     if compiles_to == ".ptx":
         return env.Ptx(built, source)[0]
     if compiles_to == ".o":
@@ -209,6 +215,55 @@ def _declare_compiled_kernel(env, sub, dump, here, build):
         named = here.File(f"{_file_name(sub.executable)}.spv")
         return env.IreeSpirvEntryPoint(named, [shader, dump, env.Value(sub.executable)])[0]
     return source
+
+
+def _compiler(env, compiles_to: str | None):
+    """(program, its path or None) that makes ``compiles_to``, or None."""
+    if compiles_to == ".ptx":
+        if env["CUDA_COMPILER"] == "clang":
+            return "clang", toolchains.on_path("clang")
+        return "nvcc", toolchains.nvcc()
+    if compiles_to == ".spv":
+        name = "glslc" if env["GLSL_COMPILER"] == "glslc" else "glslangValidator"
+        return name, toolchains.on_path(name)
+    if compiles_to == ".o":
+        return "clang", toolchains.on_path("clang")
+    return None
+
+
+def _missing_tool(env, built, source, program: str):
+    """A node that fails with how to install ``program``."""
+    return env.Command(built, source, _failing(f"{source}: {toolchains.missing_message(program)}"))[0]
+
+
+def _failing(message: str):
+    def fail(target, source, env):
+        raise SCons.Errors.BuildError(node=target[0], errstr=message, exitstatus=2)
+    return SCons.Action.Action(fail, "MISSING  $TARGET")
+
+
+def _missing_tool_of(env, sub) -> str:
+    """The program ``sub`` needs and this machine lacks, or ''."""
+    compiler = _compiler(env, kernel_kind(sub.file).compiles_to)
+    return compiler[0] if compiler and not compiler[1] else ""
+
+
+def _declare_defaults(env, modules, build):
+    """Build what this machine can; then fail, naming each module a missing tool stops."""
+    blocked = {m[0]: getattr(m[0].attributes, "missing_tools", ()) for m in modules}
+    if not any(blocked.values()):
+        SCons.Script.Default("modules")
+        return
+    buildable = [m for m, why in blocked.items() if not why]
+    by_program = {}
+    for module, programs in blocked.items():
+        for program in programs:
+            by_program.setdefault(program, []).append(str(module))
+    reasons = "; ".join(f"{toolchains.missing_message(program)}; not built: {', '.join(built)}"
+                        for program, built in by_program.items())
+    report = env.Command(build.File(".missing-tools"), buildable, _failing(reasons))
+    env.AlwaysBuild(report)
+    SCons.Script.Default(buildable + report)
 
 
 def _file_name(executable: str) -> str:
