@@ -1,0 +1,217 @@
+"""The catalogue of bad inputs: each gets one clear error, a non-zero exit and no traceback.
+
+Every case writes a small repo, runs scons, and checks that the first error line
+names the file (and line, where there is one) and says what is wrong, and that
+no module was left behind for a later build to take as up to date.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import pytest
+
+from conftest import REPO
+from iree_kernels import toolchains
+
+BASE = """
+[models.mlp]
+source = "models/mlp.mlir"
+targets = ["llvm-cpu", "vulkan", "cuda"]
+
+[models.ew]
+source = "models/ew.mlir"
+targets = ["llvm-cpu", "vulkan", "cuda"]
+"""
+GLSL = (REPO / "kernels/vulkan/elementwise.glsl").read_text()
+CUDA = (REPO / "kernels/cuda/elementwise.cu").read_text()
+C = (REPO / "kernels/cpu/saxpy.c").read_text()
+GRID_CUH = (REPO / "kernels/cuda/grid.cuh").read_text()
+GRID_GLSL = (REPO / "kernels/vulkan/grid.glsl").read_text()
+
+
+def sub(model="mlp", target="llvm-cpu", executable="main_dispatch_1",
+        file="kernels/k.mlir", **more) -> str:
+    fields = dict(model=model, target=target, executable=executable, file=file, **more)
+    lines = [f"{k} = {json.dumps(v)}" if isinstance(v, list) else
+             f"{k} = {v}" if k == "raw" else f'{k} = "{v}"' for k, v in fields.items()]
+    return "\n[[substitutions]]\n" + "\n".join(lines).replace("raw = ", "") + "\n"
+
+
+@dataclass
+class Case:
+    id: str
+    manifest: str
+    expect: str
+    files: dict = field(default_factory=dict)
+    args: tuple = ()
+    needs: str = ""
+    absent: str = ""          # a file the failed build must not leave behind
+    env: dict = field(default_factory=dict)
+
+
+SQUARE = (REPO / "kernels/llvm-cpu/mlp_square_relu.mlir").read_text()
+
+
+def line_of(text: str, snippet: str) -> int:
+    return next(n for n, line in enumerate(text.splitlines(), 1) if snippet in line)
+
+
+EW = dict(model="ew", executable="main_dispatch_0")
+CASES = [
+    # The manifest itself: refused before anything is built (exit 2).
+    Case("malformed-toml", BASE + "[[substitutions]\n", "kernels/demo.toml:9: not valid TOML"),
+    Case("unknown-top-level-key", "name = 1\n" + BASE, "kernels/demo.toml:1: unknown top-level key 'name'"),
+    Case("unknown-field", BASE + sub(fiel="x"), "kernels/demo.toml:15: [[substitutions]] #1: "
+         "unknown field 'fiel' (did you mean 'file'?)"),
+    Case("unknown-model-field", BASE.replace('source = "models/mlp.mlir"', 'sources = "x"'),
+         "kernels/demo.toml:3: models.mlp: unknown field 'sources' (did you mean 'source'?)"),
+    Case("missing-model", BASE + sub().replace('model = "mlp"\n', ""),
+         "[[substitutions]] #1: field 'model': missing required field"),
+    Case("missing-file", BASE + sub().replace('file = "kernels/k.mlir"\n', ""),
+         "field 'file': missing required field"),
+    Case("targets-not-a-list", BASE.replace('targets = ["llvm-cpu", "vulkan", "cuda"]\n\n[models.ew]',
+                                            'targets = "cuda"\n\n[models.ew]'),
+         "kernels/demo.toml:4: models.mlp: field 'targets': must be a list of target names"),
+    Case("executable-not-a-string", BASE + sub(raw="executable = 7\n").replace(
+        'executable = "main_dispatch_1"\n', ""), "field 'executable': must be a non-empty string"),
+    Case("duplicate", BASE + sub() + sub(), "[[substitutions]] #2 (executable 'main_dispatch_1' of "
+         "mlp/llvm-cpu): field 'executable': executable 'main_dispatch_1' of mlp/llvm-cpu is "
+         "already substituted at kernels/demo.toml:10 ([[substitutions]] #1"),
+    Case("unknown-model", BASE + sub(model="mpl"), "field 'model': unknown model 'mpl' (did you "
+         "mean 'mlp'?); declared models: ew, mlp"),
+    Case("unknown-target", BASE.replace('"vulkan", "cuda"]\n\n[models.ew]', '"vulkn"]\n\n[models.ew]'),
+         "models.mlp: field 'targets': unknown target 'vulkn' (did you mean 'vulkan'?); known "
+         "targets: llvm-cpu, vulkan, cuda"),
+    Case("target-not-built", BASE.replace('"vulkan", "cuda"]\n\n[models.ew]', '"vulkan"]\n\n[models.ew]')
+         + sub(target="cuda", file="kernels/k.cu"), "field 'target': model 'mlp' is not built for "
+         "target 'cuda'; its targets: llvm-cpu, vulkan", files={"kernels/k.cu": CUDA}),
+    Case("kernel-missing", BASE + sub(file="kernels/nope.mlir"),
+         "kernels/demo.toml:14: [[substitutions]] #1 (executable 'main_dispatch_1' of mlp/llvm-cpu): "
+         "field 'file': file not found: kernels/nope.mlir"),
+    Case("outside-repo", BASE + sub(file="../k.mlir"), "field 'file': '../k.mlir' is outside the repository"),
+    Case("absolute-path", BASE + sub(file="/tmp/k.mlir"), "field 'file': '/tmp/k.mlir' is absolute"),
+    Case("shell-in-path", BASE + sub(file="kernels/$(touch pwned).mlir"),
+         "field 'file': path 'kernels/$(touch pwned).mlir' contains '$'"),
+    Case("shell-in-model-name", BASE.replace("[models.ew]", '[models."ew;rm -rf x"]'),
+         "models.ew;rm -rf x: model names may use letters, digits"),
+    Case("unknown-file-type", BASE + sub(file="kernels/k.txt"), "field 'file': 'kernels/k.txt' is "
+         "not a kernel file this tool knows"),
+    Case("ptx-as-source", BASE + sub(target="cuda", file="kernels/k.ptx", mode="source"),
+         "field 'mode': a PTX kernel cannot be substituted in source mode"),
+    Case("object-on-cpu", BASE + sub(file="kernels/k.o", mode="object"),
+         "field 'mode': a native object cannot be substituted in object mode: a native object can "
+         "only be linked by a generated wrapper (wrapped mode); substituted as an object or a "
+         "source it crashes iree-compile"),
+    Case("spv-for-cpu", BASE + sub(file="kernels/k.spv"), "field 'file': a SPIR-V shader cannot "
+         "replace an executable of target 'llvm-cpu'; it fits vulkan"),
+    Case("unknown-mode", BASE + sub(mode="objekt"), "field 'mode': unknown mode 'objekt' (did you "
+         "mean 'object'?)"),
+    Case("wrapped-without-count", BASE + sub(file="kernels/k.c"),
+         "field 'workgroup_count': a wrapped substitution needs a workgroup_count"),
+    Case("count-syntax", BASE + sub(file="kernels/k.c", workgroup_count=["w0 +"]),
+         "field 'workgroup_count': 'w0 +' is not an expression"),
+    Case("model-source-missing", BASE.replace("models/ew.mlir", "models/gone.mlir"),
+         "kernels/demo.toml:7: models.ew: field 'source': file not found: models/gone.mlir"),
+    Case("expected-file-malformed", BASE, "models/mlp.expected.toml: not valid TOML",
+         files={"models/mlp.expected.toml": "[[case]\n"}, args=("check",)),
+    # Found while building: the module is not made (exit non-zero).
+    Case("unknown-executable", BASE + sub(executable="main_dispatch_7"),
+         "kernels/demo.toml:13: [[substitutions]] #1 (executable 'main_dispatch_7' of mlp/llvm-cpu): "
+         "field 'executable': model 'mlp' has no executable 'main_dispatch_7' for target "
+         "'llvm-cpu' (did you mean 'main_dispatch_1'?); its executables: main_dispatch_0, "
+         "main_dispatch_1", absent="build/llvm-cpu/mlp.vmfb"),
+    Case("shell-in-executable-name", BASE + sub(executable="$(reboot)`reboot`;reboot"),
+         "model 'mlp' has no executable '$(reboot)`reboot`;reboot'"),
+    Case("nvcc-error", BASE + sub(target="cuda", file="kernels/k.cu", **EW),
+         f'kernels/k.cu({line_of(CUDA, "out[i] = a[i]")}): error: identifier "oops" is undefined',
+         needs="nvcc",
+         files={"kernels/k.cu": CUDA.replace("out[i] = a[i]", "out[i] = oops[i]")},
+         absent="build/kernels/k.ptx"),
+    Case("glslang-error", BASE + sub(target="vulkan", file="kernels/k.glsl", **EW),
+         f"kernels/k.glsl:{line_of(GLSL, 'pc.values[0]')}: 'oops' : undeclared identifier", needs="glslangValidator",
+         files={"kernels/k.glsl": GLSL.replace("pc.values[0]", "oops")}, absent="build/kernels/k.spv"),
+    Case("clang-error", BASE + sub(file="kernels/k.c", workgroup_count=[1], **EW),
+         f"kernels/k.c:{line_of(C, 'out[i] = 2.0f')}:", needs="clang",
+         files={"kernels/k.c": C.replace("out[i] = 2.0f", "out[i] = oops")}, absent="build/kernels/k.o"),
+    Case("empty-spv", BASE + sub(target="vulkan", file="kernels/k.spv", **EW),
+         "kernels/k.spv: empty file; expected a SPIR-V binary", files={"kernels/k.spv": b""},
+         absent="build/vulkan/ew.vmfb"),
+    Case("corrupted-spv", BASE + sub(target="vulkan", file="kernels/k.spv", **EW),
+         "kernels/k.spv: not a SPIR-V binary", files={"kernels/k.spv": b"GLSL text, not SPIR-V!!"}),
+    Case("empty-ptx", BASE + sub(target="cuda", file="kernels/k.ptx", **EW),
+         "kernels/k.ptx: the PTX file is empty", files={"kernels/k.ptx": ""}),
+    Case("corrupted-ptx", BASE + sub(target="cuda", file="kernels/k.ptx", **EW),
+         "kernels/k.ptx: not PTX: no '.version' directive", files={"kernels/k.ptx": "garbage\n"}),
+    Case("ptx-entry-mismatch", BASE + sub(target="cuda", file="kernels/k.cu", **EW),
+         "build/kernels/k.ptx: [[substitutions]] #1 (executable 'main_dispatch_0' of ew/cuda), kernel "
+         "kernels/k.cu: executable 'main_dispatch_0': the PTX has no .entry named "
+         "'main_dispatch_0_elementwise_D_f32'", needs="nvcc",
+         files={"kernels/k.cu": CUDA.replace("elementwise_D_f32", "elementwise")},
+         absent="build/cuda/ew.vmfb"),
+    Case("ptx-parameter-mismatch", BASE + sub(target="cuda", file="kernels/k.cu", **EW),
+         "has 5 parameters, expected 7 (3 bindings + 4 push constants)", needs="nvcc",
+         files={"kernels/k.cu": CUDA.replace(", unsigned int out_n_lo, unsigned int out_n_hi", "")}),
+    Case("spirv-binding-mismatch", BASE + sub(target="vulkan", file="kernels/k.glsl", **EW),
+         "kernel kernels/k.glsl: SPIR-V does not fit executable 'main_dispatch_0': expected bindings "
+         "0..2, found [0, 1, 3]", needs="glslangValidator",
+         files={"kernels/k.glsl": GLSL.replace("binding = 2)", "binding = 3)")},
+         absent="build/vulkan/ew.vmfb"),
+    Case("spirv-push-constant-mismatch", BASE + sub(target="vulkan", file="kernels/k.glsl", **EW),
+         "expected a push-constant block of at least 4 32-bit words, found 1", needs="glslangValidator",
+         files={"kernels/k.glsl": GLSL.replace("uint values[4]", "uint values[1]")}),
+    Case("spirv-descriptor-set", BASE + sub(target="vulkan", file="kernels/k.glsl", **EW),
+         "binding 0 is in descriptor set 1, expected set 0", needs="glslangValidator",
+         files={"kernels/k.glsl": GLSL.replace("set = 0, binding = 0", "set = 1, binding = 0")}),
+    Case("workgroup-size-mismatch", BASE + sub(target="vulkan", file="kernels/k.glsl", mode="wrapped",
+                                               workgroup_size=[32], workgroup_count=[1], **EW),
+         "the shader's local_size is [64, 1, 1], the manifest's workgroup_size is [32, 1, 1]",
+         needs="glslangValidator", files={"kernels/k.glsl": GLSL}),
+    Case("count-unknown-workload", BASE + sub(file="kernels/k.c", workgroup_count=["w2"], **EW),
+         "field 'workgroup_count': unknown name 'w2'; the workload values are w0, w1", needs="clang",
+         files={"kernels/k.c": C}),
+    Case("model-does-not-parse", BASE, "models/ew.mlir:", files={"models/ew.mlir": "func.func @main(\n"},
+         args=("IREE_TARGETS=llvm-cpu",), absent="build/llvm-cpu/ew.vmfb"),
+    Case("iree-compile-fails", BASE + sub(), f"kernels/k.mlir:{line_of(SQUARE, 'maximumf')}:", files={
+        "kernels/k.mlir": SQUARE.replace("arith.maximumf", "arith.maximumz")},
+        args=("IREE_TARGETS=llvm-cpu",), absent="build/llvm-cpu/mlp.vmfb"),
+    Case("tool-missing", BASE + sub(target="cuda", file="kernels/k.cu", **EW),
+         "nvcc is not installed: ./setup.sh installs the nvidia-cuda-nvcc wheel where no nvcc is on "
+         "PATH; or set NVCC=/path/to/nvcc; not built: build/cuda/ew.vmfb",
+         files={"kernels/k.cu": CUDA}, env={"NVCC": "/nonexistent/nvcc"}, absent="build/cuda/ew.vmfb"),
+    Case("wrong-expected-output", BASE, "models/mlp.expected.toml: [[case]] #1: build/llvm-cpu/mlp.vmfb "
+         "on device 'local-sync' does not produce the expected outputs of @main",
+         files={"models/mlp.expected.toml": '[[case]]\nfunction = "main"\ninputs = ["4x8xf32=1", '
+                '"8x16xf32=1", "16xf32=0"]\noutputs = ["4xf32=1"]\n'},
+         args=("check", "IREE_TARGETS=llvm-cpu"), absent="build/llvm-cpu/mlp.check"),
+]
+
+
+def test_catalogue_is_large_enough():
+    assert len(CASES) >= 30
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_bad_input(project, case, monkeypatch):
+    if case.needs == "nvcc" and toolchains.nvcc() is None or \
+            case.needs not in ("", "nvcc") and toolchains.on_path(case.needs) is None:
+        pytest.skip(f"no {case.needs}")
+    for name, value in case.env.items():
+        monkeypatch.setenv(name, value)
+    project.copy(REPO / "models/mlp.mlir", "models/mlp.mlir")
+    project.copy(REPO / "models/elementwise.mlir", "models/ew.mlir")
+    for name, content in {"kernels/k.mlir": SQUARE, "kernels/k.txt": "", "kernels/k.ptx": ".version 9.0\n",
+                          "kernels/k.o": b"\x7fELF", "kernels/k.spv": b"\x03\x02\x23\x07",
+                          "kernels/k.c": C, "kernels/grid.cuh": GRID_CUH, "kernels/grid.glsl": GRID_GLSL,
+                          **case.files}.items():
+        path = project.root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content) if isinstance(content, bytes) else path.write_text(content)
+    project.write("kernels/demo.toml", case.manifest)
+    build = project.scons(*case.args, expect_ok=False)
+    assert build.returncode != 0
+    first_error = next(line for line in build.output.splitlines() if line.startswith("scons: ***"))
+    assert case.expect in first_error, build.output
+    assert "Traceback" not in build.output
+    if case.absent:
+        assert not (project.root / case.absent).exists()
