@@ -1,0 +1,116 @@
+"""Interrupted and parallel builds end exactly where a clean build does; odd names are safe."""
+from __future__ import annotations
+
+import hashlib
+import random
+import shutil
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import REPO, SCONS, run_module
+from iree_kernels import toolchains
+
+TARGETS = "IREE_TARGETS=llvm-cpu,vulkan" + (",cuda" if toolchains.nvcc() else "")
+
+
+def demo_repo(project):
+    for folder in ("kernels", "models"):
+        shutil.copytree(REPO / folder, project.root / folder)
+    return project
+
+
+def outputs(project) -> dict[str, str]:
+    """sha256 of every file a default build leaves in build/."""
+    build = project.root / "build"
+    return {p.relative_to(build).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(build.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def clean_build(tmp_path_factory):
+    from conftest import Project
+    project = demo_repo(Project(tmp_path_factory.mktemp("clean") / "repo"))
+    project.scons("-j1", TARGETS)
+    return outputs(project)
+
+
+def test_interrupted_builds_end_where_a_clean_build_does(project, clean_build):
+    demo_repo(project)
+    rng = random.Random(20261129)
+    sources = sorted(p for p in (project.root / "kernels").rglob("*") if p.suffix in
+                     (".mlir", ".cu", ".glsl", ".c", ".cuh"))
+    for attempt in range(8):
+        how = (signal.SIGINT, signal.SIGKILL)[attempt % 2]
+        delay = rng.uniform(0.2, 3.0)
+        edited = rng.choice(sources)
+        original = edited.read_bytes()
+        edited.write_bytes(original + b"\n// interrupted edit\n")   # an interrupted rebuild, too
+        if attempt % 3 == 2:
+            project.scons("-c", TARGETS)
+        process = subprocess.Popen([str(SCONS), f"--site-dir={REPO / 'site_scons'}", "-Q", "-j2",
+                                    TARGETS], cwd=project.root, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL)
+        time.sleep(delay)
+        process.send_signal(how)
+        process.wait(timeout=120)
+        edited.write_bytes(original)
+        print(f"attempt {attempt}: {how.name} after {delay:.2f} s while {edited.name} was "
+              f"edited, exit {process.returncode}")
+    project.scons("-j2", TARGETS)
+    assert outputs(project) == clean_build
+    assert project.scons("--question", TARGETS).returncode == 0
+
+
+def test_parallel_build_is_byte_identical_to_serial(project, clean_build):
+    demo_repo(project)
+    project.scons("-j4", TARGETS)
+    assert outputs(project) == clean_build
+
+
+def test_spaces_and_non_ascii_in_paths_work(project):
+    project.copy(REPO / "models/mlp.mlir", "models/mlp.mlir")
+    project.copy(REPO / "kernels/llvm-cpu/mlp_square_relu.mlir", "kernels/my kernels/ünï edit.mlir")
+    project.write("kernels/demo.toml", """
+[models.mlp]
+source = "models/mlp.mlir"
+targets = ["llvm-cpu"]
+
+[[substitutions]]
+model = "mlp"
+target = "llvm-cpu"
+executable = "main_dispatch_1"
+file = "kernels/my kernels/ünï edit.mlir"
+""")
+    project.scons()
+    assert '"--iree-hal-substitute-executable-source=main_dispatch_1=kernels/my kernels/ünï edit.mlir"' \
+        in project.read("build/llvm-cpu/mlp/substitutions.flags")
+    assert run_module(project.root / "build/llvm-cpu/mlp.vmfb", "local-sync", "main",
+                      ["4x8xf32=1", "8x16xf32=0.5", "16xf32=-1 0 1 2 -1 0 1 2 -1 0 1 2 -1 0 1 2"]) \
+        == "4xf32=344 344 344 344"
+
+
+def test_dollar_in_executable_names_as_onnx_imports_make_them(project):
+    project.write("models/mlp.mlir", (REPO / "models/mlp.mlir").read_text()
+                  .replace("func.func @main(", 'func.func @"main$async"('))
+    manifest = '[models.mlp]\nsource = "models/mlp.mlir"\ntargets = ["llvm-cpu"]\n'
+    project.write("kernels/demo.toml", manifest)
+    project.scons("dump")
+    dumped = project.root / "build/llvm-cpu/mlp/dump/sources/module_main$async_dispatch_1.mlir"
+    edited = dumped.read_text().replace(
+        "%10 = arith.addf %9, %out : f32",
+        "%sq = arith.mulf %9, %9 : f32\n          %10 = arith.addf %sq, %out : f32")
+    project.write("kernels/edit.mlir", edited)
+    project.write("kernels/demo.toml", manifest + """
+[[substitutions]]
+model = "mlp"
+target = "llvm-cpu"
+executable = "main$async_dispatch_1"
+file = "kernels/edit.mlir"
+""")
+    project.scons()
+    assert run_module(project.root / "build/llvm-cpu/mlp.vmfb", "local-sync", "main$async",
+                      ["4x8xf32=1", "8x16xf32=0.5", "16xf32=-1 0 1 2 -1 0 1 2 -1 0 1 2 -1 0 1 2"]) \
+        == "4xf32=344 344 344 344"
