@@ -11,6 +11,21 @@ from functools import lru_cache
 from pathlib import Path
 
 
+def tool_path() -> str:
+    """The folder of this project's SCons tools, for ``Environment(toolpath=[...])``.
+
+    A consumer repo's SConstruct, after ``pip install`` of this project:
+
+        import iree_kernels
+        Environment(tools=["default", "iree_project"], toolpath=[iree_kernels.tool_path()]).IreeKernelProject()
+    """
+    beside = Path(__file__).parent.parent / "site_tools"     # this repo's site_scons
+    if (beside / "iree_project.py").is_file():
+        return str(beside)
+    import iree_kernels_tools                                 # installed with pip
+    return str(Path(iree_kernels_tools.__file__).parent)
+
+
 @lru_cache(maxsize=None)
 def fingerprint() -> str:
     """A hash of this package's code and templates: what it renders changes with it."""

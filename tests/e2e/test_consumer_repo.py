@@ -1,0 +1,57 @@
+"""Another repo adopts the tools: pip install this project, two lines of SConstruct, build, check."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+from conftest import REPO, SCONS
+
+SCONSTRUCT = """\
+import iree_kernels
+Environment(tools=["default", "iree_project"], toolpath=[iree_kernels.tool_path()]).IreeKernelProject()
+"""
+MANIFEST = """\
+[models.saxpy]
+source = "models/saxpy.mlir"
+targets = ["llvm-cpu"]
+
+[[substitutions]]
+model = "saxpy"
+target = "llvm-cpu"
+executable = "main_dispatch_0"
+file = "kernels/saxpy.c"
+workgroup_count = ["ceildiv(w0, 1024)"]
+"""
+
+
+def test_consumer_repo_builds_and_checks_with_the_installed_package(tmp_path):
+    source = tmp_path / "source"          # a copy, so that setuptools' build/ stays out of ours
+    shutil.copytree(REPO / "site_scons", source / "site_scons",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(REPO / name, source)
+    site = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
+                    f"--target={site}", str(source)], check=True)
+
+    consumer = tmp_path / "consumer"
+    (consumer / "kernels").mkdir(parents=True)
+    (consumer / "models").mkdir()
+    (consumer / "SConstruct").write_text(SCONSTRUCT)
+    (consumer / "kernels/kernels.toml").write_text(MANIFEST)
+    shutil.copy(REPO / "kernels/cpu/saxpy.c", consumer / "kernels/saxpy.c")
+    shutil.copy(REPO / "models/saxpy.mlir", consumer / "models/saxpy.mlir")
+    (consumer / "models/saxpy.expected.toml").write_text(
+        '[[case]]\nfunction = "main"\ninputs = ["3000xf32=1", "3000xf32=2"]\n'
+        'outputs = ["3000xf32=4"]\n')
+
+    environment = {**os.environ, "PYTHONPATH": str(site)}
+    result = subprocess.run([str(SCONS), "-Q", "check"], cwd=consumer, env=environment,
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 case(s) of models/saxpy.expected.toml matched on local-sync" in result.stdout
+    assert str(site) in subprocess.run(
+        [sys.executable, "-c", "import iree_kernels; print(iree_kernels.tool_path())"],
+        env=environment, capture_output=True, text=True, cwd=tmp_path).stdout
