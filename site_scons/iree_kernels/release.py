@@ -168,9 +168,19 @@ class Release:
     lock: dict
     members: dict[str, str]
 
-    def module(self, key: str) -> dict | None:
-        return next((m for m in self.lock["modules"] if f"{m['target']}/{m['model']}" == key),
-                    None)
+
+MODULE_KEYS = ("model", "target", "source", "substitutions", "flag_files", "tools", "module")
+
+
+def _check_lock(lock: dict, path: str) -> None:
+    modules = lock.get("modules")
+    if not isinstance(modules, list) or not isinstance(lock.get("source_date_epoch"), int):
+        raise UserError(f"{LOCK_MEMBER} lacks its modules or its source_date_epoch", file=path)
+    for index, module in enumerate(modules):
+        missing = [k for k in MODULE_KEYS if not isinstance(module, dict) or k not in module]
+        if missing:
+            raise UserError(f"{LOCK_MEMBER}: module #{index + 1} lacks {', '.join(missing)}",
+                            file=path)
 
 
 def read_release(path: str | Path) -> Release:
@@ -193,6 +203,7 @@ def read_release(path: str | Path) -> Release:
     if not isinstance(lock, dict) or lock.get("format") != LOCK_FORMAT:
         raise UserError(f"{LOCK_MEMBER} is not a lock record of format {LOCK_FORMAT}",
                         file=str(path))
+    _check_lock(lock, str(path))
     digests = {name: hashlib.sha256(content).hexdigest() for name, content in members.items()}
     return Release(str(path), lock, digests)
 

@@ -3,11 +3,13 @@
 It is SCons's own CacheDir: every built file is stored under its build
 signature (the contents of everything it depends on, its command line, its
 repo-relative path), so any checkout with the same inputs and tools takes it
-instead of building it. This tool adds one thing: beside each entry it writes,
+instead of building it. This tool adds a check: beside each entry it writes,
 ``<entry>.sha256`` records the entry's content, and an entry is used only if
 it and the copy taken from it still have that content. A corrupted, truncated
 or unrecorded entry counts as a miss: the file is built, never shipped, and
-the entry is removed unless the cache is read-only.
+the entry is removed unless the cache is read-only. Targets declared
+AlwaysBuild (measurements, reports) are neither stored nor taken: SCons would
+otherwise hand back the last run's result instead of running them.
 
 Method:
   env.IreeCacheDir()   turns the cache on for ``env`` when CACHE_DIR names a folder
@@ -104,7 +106,7 @@ class CheckedCacheDir(SCons.CacheDir.CacheDir):
             self.config = {"prefix_len": SCons.CacheDir.CACHE_PREFIX_LEN}
 
     def push(self, node):
-        if self.is_readonly() or not self.is_enabled():
+        if self.is_readonly() or not self.is_enabled() or node.always_build:
             return None
         _, entry = self.cachepath(node)
         source = node.get_abspath()
@@ -117,7 +119,7 @@ class CheckedCacheDir(SCons.CacheDir.CacheDir):
         return super().push(node)
 
     def retrieve(self, node) -> bool:
-        if not self.is_enabled():
+        if not self.is_enabled() or node.always_build:
             return False
         _, entry = self.cachepath(node)
         if (not SCons.Action.execute_actions or os.path.islink(entry)
