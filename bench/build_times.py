@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import os
 import re
 import shutil
 import statistics
@@ -27,8 +28,10 @@ TOOLS = {"IREE": "iree-compile", "DUMP": "iree-compile", "PTX": "nvcc", "SPIRV":
 
 def scons(root: Path, *args: str) -> tuple[float, collections.Counter]:
     start = time.perf_counter()
+    environment = {k: v for k, v in os.environ.items() if k != "IREE_KERNELS_CACHE_DIR"}
     out = subprocess.run([str(SCONS), f"--site-dir={REPO / 'site_scons'}", "-Q", *args],
-                         cwd=root, capture_output=True, text=True, check=True).stdout
+                         cwd=root, capture_output=True, text=True, check=True,
+                         env=environment).stdout
     elapsed = time.perf_counter() - start
     steps = collections.Counter(m.group(1) for line in out.splitlines() if (m := STEP_RE.match(line)))
     return elapsed, steps

@@ -33,7 +33,9 @@ def _native(package: str, libs: str, program: str) -> str | None:
 
 
 def iree_compile() -> str | None:
-    return _native("iree.compiler", "_mlir_libs", "iree-compile")
+    """$IREE_COMPILE, else the native binary of the installed iree-base-compiler."""
+    given = os.environ.get("IREE_COMPILE")
+    return given or _native("iree.compiler", "_mlir_libs", "iree-compile")
 
 
 # Environment variables that name a program outright (and, if it is missing, make it missing).

@@ -38,7 +38,7 @@ def generate(env):
         ELF_CPPDEFINES=[],
         _ELF_INCFLAGS='${_concat("-I", ELF_CPPPATH, "", __env__, RDirs, TARGET, SOURCE)}',
         _ELF_DEFFLAGS='${_defines("-D", ELF_CPPDEFINES, "", __env__, TARGET, SOURCE)}',
-        ELFCOM="$ELF_CC -target $ELF_TARGET $ELF_CFLAGS $_ELF_INCFLAGS $_ELF_DEFFLAGS "
+        ELFCOM="$( $ELF_CC $) -target $ELF_TARGET $ELF_CFLAGS $_ELF_INCFLAGS $_ELF_DEFFLAGS "
                "-c $SOURCE -o $TARGET",
         ELFCOMSTR="",
     )

@@ -40,9 +40,9 @@ def generate(env):
         GLSLCFLAGS=SCons.Util.CLVar("-O"),
         _GLSL_INCFLAGS='${_concat("-I", GLSL_CPPPATH, "", __env__, RDirs, TARGET, SOURCE)}',
         _GLSL_DEFFLAGS='${_defines("-D", GLSL_CPPDEFINES, "", __env__, TARGET, SOURCE)}',
-        SPIRV_GLSLANGCOM="$GLSLANG -V --quiet --target-env $GLSL_TARGET_ENV -S comp "
+        SPIRV_GLSLANGCOM="$( $GLSLANG $) -V --quiet --target-env $GLSL_TARGET_ENV -S comp "
                          "$GLSLANGFLAGS $_GLSL_INCFLAGS $_GLSL_DEFFLAGS $SOURCE -o $TARGET",
-        SPIRV_GLSLCCOM="$GLSLC -fshader-stage=compute --target-env=$GLSL_TARGET_ENV "
+        SPIRV_GLSLCCOM="$( $GLSLC $) -fshader-stage=compute --target-env=$GLSL_TARGET_ENV "
                        "$GLSLCFLAGS $_GLSL_INCFLAGS $_GLSL_DEFFLAGS $SOURCE -o $TARGET",
         SPIRVCOM="${SPIRV_GLSLCCOM if GLSL_COMPILER == 'glslc' else SPIRV_GLSLANGCOM}",
         SPIRVCOMSTR="",

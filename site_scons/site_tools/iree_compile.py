@@ -60,9 +60,9 @@ def generate(env):
         IREE_COMPILE=toolchains.iree_compile() or "iree-compile",
         IREE_COMPILEFLAGS=SCons.Util.CLVar(""),
         _IREE_FLAGFILES=_flag_file_args,
-        IREE_COMPILECOM="$IREE_COMPILE ${SOURCES[0]} $_IREE_FLAGFILES $IREE_COMPILEFLAGS -o $TARGET",
+        IREE_COMPILECOM="$( $IREE_COMPILE $) ${SOURCES[0]} $_IREE_FLAGFILES $IREE_COMPILEFLAGS -o $TARGET",
         IREE_COMPILECOMSTR="",
-        IREE_DUMPCOM="$IREE_COMPILE ${SOURCES[0]} $_IREE_FLAGFILES --compile-to=executable-sources -o $TARGET",
+        IREE_DUMPCOM="$( $IREE_COMPILE $) ${SOURCES[0]} $_IREE_FLAGFILES --compile-to=executable-sources -o $TARGET",
         IREE_DUMPCOMSTR="",
     )
     scanner = SCons.Scanner.Scanner(scan_substitutions, name="IreeSubstitutionScanner",

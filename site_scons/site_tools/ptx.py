@@ -45,11 +45,11 @@ def generate(env):
         CLANG_CUDA_PRELUDE=str(CLANG_PRELUDE),
         _CUDA_INCFLAGS='${_concat("-I", CUDA_CPPPATH, "", __env__, RDirs, TARGET, SOURCE)}',
         _CUDA_DEFFLAGS='${_defines("-D", CUDA_CPPDEFINES, "", __env__, TARGET, SOURCE)}',
-        PTX_NVCCCOM="$NVCC -ptx -arch=$CUDA_ARCH $NVCCFLAGS $_CUDA_INCFLAGS $_CUDA_DEFFLAGS "
+        PTX_NVCCCOM="$( $NVCC $) -ptx -arch=$CUDA_ARCH $NVCCFLAGS $_CUDA_INCFLAGS $_CUDA_DEFFLAGS "
                     "$SOURCE -o $TARGET",
-        PTX_CLANGCOM="$CLANG_CUDA -x cuda --cuda-device-only -S --cuda-gpu-arch=$CUDA_ARCH "
+        PTX_CLANGCOM="$( $CLANG_CUDA $) -x cuda --cuda-device-only -S --cuda-gpu-arch=$CUDA_ARCH "
                      "-nocudainc -nocudalib -Wno-unknown-cuda-version "
-                     "-include $CLANG_CUDA_PRELUDE $CLANG_CUDAFLAGS $_CUDA_INCFLAGS "
+                     "$( -include $CLANG_CUDA_PRELUDE $) $CLANG_CUDAFLAGS $_CUDA_INCFLAGS "
                      "$_CUDA_DEFFLAGS $SOURCE -o $TARGET",
         PTXCOM="${PTX_CLANGCOM if CUDA_COMPILER == 'clang' else PTX_NVCCCOM}",
         PTXCOMSTR="",
@@ -57,7 +57,14 @@ def generate(env):
     scanner = SCons.Scanner.ClassicCPP("CudaScanner", [".cu", ".cuh"], "CUDA_CPPPATH", INCLUDE_RE)
     env["BUILDERS"]["Ptx"] = SCons.Builder.Builder(
         action=SCons.Action.Action("$PTXCOM", "$PTXCOMSTR"),
-        suffix=".ptx", src_suffix=".cu", source_scanner=scanner)
+        suffix=".ptx", src_suffix=".cu", source_scanner=scanner, emitter=_prelude_emitter)
+
+
+def _prelude_emitter(target, source, env):
+    # The prelude's path is left out of the command's signature ($( $)); its content is not.
+    if env.subst("$CUDA_COMPILER") == "clang":
+        env.Depends(target, env.File(env.subst("$CLANG_CUDA_PRELUDE")))
+    return target, source
 
 
 def exists(env):
