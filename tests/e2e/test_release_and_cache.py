@@ -174,6 +174,20 @@ def test_second_checkout_takes_everything_from_the_shared_cache(tmp_path, monkey
     assert sorted(p.relative_to(cache) for p in cache.rglob("*") if p.is_file()) == entries
 
 
+def test_cache_hits_when_the_tools_live_elsewhere_too(tmp_path, monkeypatch):
+    """Each checkout has its own .venv: a program's path must not be part of the cache key."""
+    cache = tmp_path / "cache"
+    checkout(tmp_path / "ci" / "repo").scons(f"CACHE_DIR={cache}")
+    elsewhere = tmp_path / "other-venv" / "bin"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "iree-compile").symlink_to(toolchains.iree_compile())
+    monkeypatch.setenv("IREE_COMPILE", str(elsewhere / "iree-compile"))
+    build = checkout(tmp_path / "dev" / "repo").scons(f"CACHE_DIR={cache}", "VERBOSE=1")
+    assert str(elsewhere / "iree-compile") not in build.stdout     # nothing was compiled
+    for path in MODULES:
+        assert f"Retrieved `{path}' from cache" in build.output
+
+
 def test_checks_run_on_each_machine_instead_of_coming_from_the_cache(tmp_path):
     cache = tmp_path / "cache"
     for name in ("ci", "dev"):
