@@ -12,8 +12,17 @@ import sys
 import tempfile
 
 import SCons.Errors
+import SCons.Scanner
 
 from iree_kernels.errors import UserError
+
+
+_INCLUDE_RE = r'^[ \t]*#[ \t]*include[ \t]*(<|")([^>"]+)(>|")'
+
+
+def include_scanner(name: str, suffixes: list[str], path_variable: str):
+    """A scanner of C-style #include lines, searching beside the file, then $path_variable."""
+    return SCons.Scanner.ClassicCPP(name, suffixes, path_variable, _INCLUDE_RE)
 
 
 def reporting_user_errors(action_function):

@@ -20,12 +20,10 @@ from __future__ import annotations
 
 import SCons.Action
 import SCons.Builder
-import SCons.Scanner
 import SCons.Util
 
 from iree_kernels import toolchains
-
-INCLUDE_RE = r'^[ \t]*#[ \t]*include[ \t]*(<|")([^>"]+)(>|")'
+from iree_kernels_scons import include_scanner
 
 
 def generate(env):
@@ -42,7 +40,7 @@ def generate(env):
                "-c $SOURCE -o $TARGET",
         ELFCOMSTR="",
     )
-    scanner = SCons.Scanner.ClassicCPP("ElfCScanner", [".c", ".h"], "ELF_CPPPATH", INCLUDE_RE)
+    scanner = include_scanner("ElfCScanner", [".c", ".h"], "ELF_CPPPATH")
     env["BUILDERS"]["ElfObject"] = SCons.Builder.Builder(
         action=SCons.Action.Action("$ELFCOM", "$ELFCOMSTR"),
         suffix=".o", src_suffix=".c", source_scanner=scanner)

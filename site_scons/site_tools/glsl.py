@@ -20,12 +20,10 @@ from __future__ import annotations
 
 import SCons.Action
 import SCons.Builder
-import SCons.Scanner
 import SCons.Util
 
 from iree_kernels import toolchains
-
-INCLUDE_RE = r'^[ \t]*#[ \t]*include[ \t]*(<|")([^>"]+)(>|")'
+from iree_kernels_scons import include_scanner
 
 
 def generate(env):
@@ -47,8 +45,7 @@ def generate(env):
         SPIRVCOM="${SPIRV_GLSLCCOM if GLSL_COMPILER == 'glslc' else SPIRV_GLSLANGCOM}",
         SPIRVCOMSTR="",
     )
-    scanner = SCons.Scanner.ClassicCPP("GlslScanner", [".glsl", ".comp"], "GLSL_CPPPATH",
-                                       INCLUDE_RE)
+    scanner = include_scanner("GlslScanner", [".glsl", ".comp"], "GLSL_CPPPATH")
     env["BUILDERS"]["Spirv"] = SCons.Builder.Builder(
         action=SCons.Action.Action("$SPIRVCOM", "$SPIRVCOMSTR"),
         suffix=".spv", src_suffix=[".glsl", ".comp"], source_scanner=scanner)

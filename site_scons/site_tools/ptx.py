@@ -22,15 +22,13 @@ from pathlib import Path
 
 import SCons.Action
 import SCons.Builder
-import SCons.Scanner
 import SCons.Util
 
 import iree_kernels
 from iree_kernels import toolchains
+from iree_kernels_scons import include_scanner
 
 CLANG_PRELUDE = Path(iree_kernels.__file__).parent / "data" / "clang_cuda_prelude.h"
-INCLUDE_RE = r'^[ \t]*#[ \t]*(?:include|import)[ \t]*(<|")([^>"]+)(>|")'
-
 
 def generate(env):
     env.SetDefault(
@@ -54,7 +52,7 @@ def generate(env):
         PTXCOM="${PTX_CLANGCOM if CUDA_COMPILER == 'clang' else PTX_NVCCCOM}",
         PTXCOMSTR="",
     )
-    scanner = SCons.Scanner.ClassicCPP("CudaScanner", [".cu", ".cuh"], "CUDA_CPPPATH", INCLUDE_RE)
+    scanner = include_scanner("CudaScanner", [".cu", ".cuh"], "CUDA_CPPPATH")
     env["BUILDERS"]["Ptx"] = SCons.Builder.Builder(
         action=SCons.Action.Action("$PTXCOM", "$PTXCOMSTR"),
         suffix=".ptx", src_suffix=".cu", source_scanner=scanner, emitter=_prelude_emitter)
