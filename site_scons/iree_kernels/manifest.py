@@ -8,11 +8,12 @@ models or kernels: that is ``executables`` and the per-language checks.
 """
 from __future__ import annotations
 
-import dataclasses
 import difflib
+import os
 import re
 import tomllib
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
 from .errors import UserError
@@ -72,7 +73,13 @@ class Substitution:
                 "mode": self.mode, "manifest": self.origin.file}
 
     def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        o = self.origin
+        return {"model": self.model, "target": self.target, "executable": self.executable,
+                "file": self.file, "mode": self.mode,
+                "origin": {"file": o.file, "line": o.line, "entry": o.entry,
+                           "field_lines": dict(o.field_lines)},
+                "workgroup_count": tuple(self.workgroup_count),
+                "workgroup_size": tuple(self.workgroup_size), "function": self.function}
 
     @classmethod
     def from_dict(cls, data: dict) -> "Substitution":
@@ -131,7 +138,7 @@ def _load_manifest(project: Project, path: Path) -> None:
     if not isinstance(models, dict):
         raise UserError("'models' must be a table of [models.NAME] entries", file=rel)
     for name, entry in models.items():
-        origin = Origin(rel, _line_of_header(text, rf"models\.\"?{re.escape(name)}\"?", 0),
+        origin = Origin(rel, _model_header_lines(text).get(name),
                         f"models.{name}")
         if name in project.models:
             raise origin.error(f"model '{name}' is already declared in "
@@ -301,7 +308,7 @@ def _path_field(root: Path, entry: dict, key: str, origin: Origin, text: str,
     if value.startswith("/"):
         raise _field_error(origin, text, key, f"'{value}' is absolute; write it relative to the "
                            "repository root")
-    resolved = (root / value).resolve()
+    resolved = _resolve(root, value)
     if not resolved.is_relative_to(root):
         raise _field_error(origin, text, key, f"'{value}' is outside the repository")
     if suffixes and not value.endswith(suffixes):
@@ -309,6 +316,18 @@ def _path_field(root: Path, entry: dict, key: str, origin: Origin, text: str,
     if not resolved.is_file():
         raise _field_error(origin, text, key, f"file not found: {value}")
     return resolved.relative_to(root).as_posix()
+
+
+def _resolve(root: Path, value: str) -> Path:
+    """``root / value`` with symbolic links resolved; each folder is resolved once."""
+    parent, name = os.path.split(value)
+    path = os.path.join(_resolved_dir(str(root), parent), name)
+    return Path(os.path.realpath(path) if os.path.islink(path) or name in ("", ".", "..") else path)
+
+
+@lru_cache(maxsize=None)
+def _resolved_dir(root: str, parent: str) -> str:
+    return os.path.realpath(os.path.join(root, parent))
 
 
 def _field_error(origin: Origin, text: str, key: str, message: str) -> UserError:
@@ -327,15 +346,36 @@ def _relative(root: Path, path: Path) -> str:
 # the nth header of an entry, then the first line of a field below it.
 
 def _line_of_header(text: str, pattern: str, nth: int) -> int | None:
-    header = re.compile(rf"^[ \t]*\[[ \t]*{pattern}[ \t]*\]", re.M)
-    matches = list(header.finditer(text))
-    if nth < len(matches):
-        return text.count("\n", 0, matches[nth].start()) + 1
-    return None
+    found = _header_lines(text, pattern)
+    return found[nth] if nth < len(found) else None
+
+
+@lru_cache(maxsize=16)
+def _header_lines(text: str, pattern: str) -> tuple[int, ...]:
+    header = re.compile(rf"^[ \t]*\[[ \t]*{pattern}[ \t]*\]")
+    return tuple(n for n, line in enumerate(_lines(text), 1) if header.match(line))
+
+
+@lru_cache(maxsize=4)
+def _lines(text: str) -> tuple[str, ...]:
+    return tuple(text.splitlines())
+
+
+_MODEL_HEADER_RE = re.compile(r'^[ \t]*\[[ \t]*models\.("?)([^"\]\s]+)\1[ \t]*\]')
+
+
+@lru_cache(maxsize=4)
+def _model_header_lines(text: str) -> dict[str, int]:
+    found = {}
+    for n, line in enumerate(_lines(text), 1):
+        m = _MODEL_HEADER_RE.match(line)
+        if m:
+            found.setdefault(m.group(2), n)
+    return found
 
 
 def _line_of_field(text: str, start: int | None, key: str) -> int | None:
-    lines = text.splitlines()
+    lines = _lines(text)
     for number in range((start or 1), len(lines) + 1):
         line = lines[number - 1].strip()
         if number > (start or 1) and line.startswith("["):
@@ -348,8 +388,19 @@ def _line_of_field(text: str, start: int | None, key: str) -> int | None:
 def _field_lines(text: str, start: int | None, entry) -> dict[str, int]:
     if not isinstance(entry, dict):
         return {}
-    lines = {key: _line_of_field(text, start, key) for key in entry}
-    return {key: line for key, line in lines.items() if line is not None}
+    lines = _lines(text)
+    found = {}
+    for number in range((start or 1), len(lines) + 1):
+        line = lines[number - 1].strip()
+        if number > (start or 1) and line.startswith("["):
+            break
+        m = _KEY_RE.match(line)
+        if m and m.group(1) in entry:
+            found.setdefault(m.group(1), number)
+    return {key: found.get(key, start) for key in entry if found.get(key, start) is not None}
+
+
+_KEY_RE = re.compile(r'^"?([A-Za-z0-9_-]+)"?\s*=')
 
 
 def _line_of_key(text: str, key: str) -> int | None:

@@ -6,7 +6,6 @@ it and the runtime device that runs its modules. Nothing here runs a tool.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 
 # Flags every compile gets, so that modules do not depend on where they were built.
 REPRODUCIBLE_FLAGS = ("--iree-vm-bytecode-module-strip-source-map",)
@@ -75,4 +74,10 @@ KERNEL_KINDS = {kind.suffix: kind for kind in (
 
 
 def kernel_kind(path: str) -> KernelKind | None:
-    return KERNEL_KINDS.get(PurePosixPath(path).suffix)
+    return KERNEL_KINDS.get(_suffix(path))
+
+
+def _suffix(path: str) -> str:
+    name = path.rpartition("/")[2]
+    dot = name.rfind(".")
+    return name[dot:] if 0 < dot < len(name) - 1 else ""

@@ -29,7 +29,7 @@ _OBJECT_PATH_RE = re.compile(r"#hal\.executable\.object<\{[^}]*?path\s*=\s*\"([^
 def _substituted_paths(text: str) -> list[str]:
     paths = []
     for line in text.splitlines():
-        for arg in shlex.split(line):
+        for arg in (shlex.split(line) if any(c in line for c in "\"'\\#") else line.split()):
             m = _SUBSTITUTE_RE.match(arg)
             if m:
                 paths.append(m.group(1))
