@@ -1,17 +1,24 @@
-"""Writes models/layers.mlir: a stack of matmul + bias + activation layers of different widths, then a softmax.
+"""Writes models/layers.mlir: layers of different widths (matmul + bias + activation, then a row norm), then a softmax.
 
-    ./setup.sh python models/generate_layers.py                 # models/layers.mlir + models/layers/*.npy
+    ./setup.sh python models/generate_layers.py       # models/layers.mlir and models/layers/*.npy
     ./setup.sh python models/generate_layers.py --change-layer 7 --insert-layer 12 --out /tmp/x.mlir
 
-Every layer has a shape no other layer has, so IREE keeps one executable per
-layer and per step it does not fuse, and the model has many distinct
-executables: it is the workload of the per-executable codegen cache
-(bench/codegen_cache.py). ``--change-layer K`` gives layer K another
-activation (one executable changes); ``--insert-layer K`` inserts a square
-layer before layer K (the executables after it are renumbered). Weights and
-biases are small exact constants written into the model; the input and the
-expected output (computed here with numpy) go to ``<out stem>/x.npy`` and
-``out.npy``. Not for: anything but this synthetic model.
+It is the workload of the per-executable codegen cache (bench/codegen_cache.py,
+tests/e2e/test_codegen_cache_builds.py). Every layer has a shape no other layer has,
+and IREE makes two executables of each (the matmul with bias and activation;
+the row norm), plus the softmax: 41 distinct executables for 20 layers.
+``--change-layer K`` gives layer K a leaky relu (one executable changes);
+``--insert-layer K`` inserts a square layer before layer K (the executables
+after it are renumbered, their content unchanged).
+
+Weights and biases are arguments and the batch is dynamic, so IREE passes
+buffer offsets as push constants: with static shapes it would fold them into
+the executables as constants, and inserting a layer would change every
+executable after it. The example input, weights and expected output (numpy,
+float64) go to ``<out without .mlir>/*.npy``, and the case reading them to
+``<out without .mlir>.expected.toml`` (its paths assume ``--out`` in models/).
+
+Not for: anything but this synthetic model.
 """
 from __future__ import annotations
 
@@ -21,9 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-BATCH = 4
-WIDTHS = tuple(8 + 4 * i for i in range(21))      # 20 layers: 8 -> 12 -> ... -> 88
-GAIN = 1.35
+WIDTHS = tuple(4 + i for i in range(21))          # 20 layers: 4 -> 5 -> ... -> 24
+BATCH = 3                                          # of the example input; the model takes any
 
 
 @dataclass(frozen=True)
@@ -33,23 +39,17 @@ class Layer:
     seed: int
     activation: str = "relu"                       # or "leaky_relu"
 
-    @property
-    def scale(self) -> float:
-        """Keeps activations of order 1 through the stack (an f32 value, printed exactly)."""
-        return float(np.float32(GAIN / np.sqrt(self.width_in) / 4))
-
     def weights(self) -> np.ndarray:
         r, c = np.meshgrid(np.arange(self.width_in), np.arange(self.width_out), indexing="ij")
-        k = ((r * 7 + c * 5 + 3 * self.seed) % 9 - 4).astype(np.float32)
-        return k * np.float32(self.scale)
+        return ((r * 7 + c * 5 + 3 * self.seed) % 9 - 4).astype(np.float32) / 8
 
     def bias(self) -> np.ndarray:
-        c = np.arange(self.width_out)
-        return (((c * 3 + self.seed) % 5 - 2) / 16).astype(np.float32)
+        return ((np.arange(self.width_out) * 3 + self.seed) % 5 - 2).astype(np.float32) / 16
 
     def apply(self, x: np.ndarray) -> np.ndarray:
         v = x @ self.weights().astype(np.float64) + self.bias()
-        return np.maximum(v, 0) if self.activation == "relu" else np.maximum(v, v / 8)
+        h = np.maximum(v, 0) if self.activation == "relu" else np.maximum(v, v / 8)
+        return h / np.sqrt(1 + (h * h).sum(axis=1, keepdims=True) / self.width_out)
 
 
 def layers(change: int | None = None, insert: int | None = None) -> list[Layer]:
@@ -63,92 +63,82 @@ def layers(change: int | None = None, insert: int | None = None) -> list[Layer]:
     return stack
 
 
-def _floats(values) -> str:
-    return "[" + ", ".join(repr(float(v)) for v in values) + "]"
-
-
-def _weights_mlir(n: int, layer: Layer) -> list[str]:
-    """The weights, computed in the model from their indices (no large literal)."""
-    t = f"tensor<{layer.width_in}x{layer.width_out}xf32>"
-    return [
-        f"  %we{n} = tensor.empty() : {t}",
-        f"  %w{n} = linalg.generic {{indexing_maps = [affine_map<(i, j) -> (i, j)>], "
-        f"iterator_types = [\"parallel\", \"parallel\"]}} outs(%we{n} : {t}) {{",
-        "  ^bb0(%o: f32):",
-        "    %r = linalg.index 0 : index",
-        "    %c = linalg.index 1 : index",
-        "    %r7 = arith.muli %r, %c7 : index",
-        "    %c5 = arith.muli %c, %c5i : index",
-        f"    %s = arith.constant {3 * layer.seed} : index",
-        "    %t0 = arith.addi %r7, %c5 : index",
-        "    %t1 = arith.addi %t0, %s : index",
-        "    %m = arith.remui %t1, %c9 : index",
-        "    %i = arith.index_cast %m : index to i32",
-        "    %f = arith.sitofp %i : i32 to f32",
-        "    %k = arith.subf %f, %four : f32",
-        f"    %scale = arith.constant {layer.scale!r} : f32",
-        "    %w = arith.mulf %k, %scale : f32",
-        "    linalg.yield %w : f32",
-        f"  }} -> {t}",
-    ]
+_ROWS = "affine_map<(i, j) -> (i)>"
+_COLUMNS = "affine_map<(i, j) -> (j)>"
+_ALL = "affine_map<(i, j) -> (i, j)>"
+_PARALLEL = '["parallel", "parallel"]'
 
 
 def _layer_mlir(n: int, layer: Layer, x: str) -> list[str]:
     a, b = layer.width_in, layer.width_out
-    t = f"tensor<{BATCH}x{b}xf32>"
-    body = ("%r = arith.maximumf %s, %zero : f32" if layer.activation == "relu" else
-            "%q = arith.mulf %s, %eighth : f32\n    %r = arith.maximumf %s, %q : f32")
-    return _weights_mlir(n, layer) + [
-        f"  %b{n} = arith.constant dense<{_floats(layer.bias())}> : tensor<{b}xf32>",
-        f"  %e{n} = tensor.empty() : {t}",
+    t, rows = f"tensor<?x{b}xf32>", "tensor<?xf32>"
+    activation = (["    %r = arith.maximumf %s, %zero : f32"] if layer.activation == "relu" else
+                  ["    %q = arith.mulf %s, %eighth : f32", "    %r = arith.maximumf %s, %q : f32"])
+    return [
+        f"  %e{n} = tensor.empty(%n) : {t}",
         f"  %f{n} = linalg.fill ins(%zero : f32) outs(%e{n} : {t}) -> {t}",
-        f"  %m{n} = linalg.matmul ins({x}, %w{n} : tensor<{BATCH}x{a}xf32>, tensor<{a}x{b}xf32>) "
+        f"  %m{n} = linalg.matmul ins({x}, %w{n} : tensor<?x{a}xf32>, tensor<{a}x{b}xf32>) "
         f"outs(%f{n} : {t}) -> {t}",
-        f"  %h{n} = linalg.generic {{indexing_maps = [affine_map<(i, j) -> (i, j)>, "
-        f"affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>], iterator_types = "
-        f"[\"parallel\", \"parallel\"]}} ins(%m{n}, %b{n} : {t}, tensor<{b}xf32>) "
+        f"  %h{n} = linalg.generic {{indexing_maps = [{_ALL}, {_COLUMNS}, {_ALL}], "
+        f"iterator_types = {_PARALLEL}}} ins(%m{n}, %b{n} : {t}, tensor<{b}xf32>) "
         f"outs(%e{n} : {t}) {{",
         "  ^bb0(%v: f32, %c: f32, %o: f32):",
         "    %s = arith.addf %v, %c : f32",
-        f"    {body}",
+        *activation,
         "    linalg.yield %r : f32",
         f"  }} -> {t}",
-    ]
-
-
-def _softmax_mlir(x: str, width: int) -> list[str]:
-    t = f"tensor<{BATCH}x{width}xf32>"
-    return [
-        f"  %se = tensor.empty() : {t}",
-        f"  %sm = linalg.softmax dimension(1) ins({x} : {t}) outs(%se : {t}) -> {t}",
+        f"  %se{n} = tensor.empty(%n) : {rows}",
+        f"  %sf{n} = linalg.fill ins(%zero : f32) outs(%se{n} : {rows}) -> {rows}",
+        f"  %ss{n} = linalg.generic {{indexing_maps = [{_ALL}, {_ROWS}], iterator_types = "
+        f"[\"parallel\", \"reduction\"]}} ins(%h{n} : {t}) outs(%sf{n} : {rows}) {{",
+        "  ^bb0(%v: f32, %o: f32):",
+        "    %q = arith.mulf %v, %v : f32",
+        "    %s = arith.addf %q, %o : f32",
+        "    linalg.yield %s : f32",
+        f"  }} -> {rows}",
+        f"  %g{n} = linalg.generic {{indexing_maps = [{_ALL}, {_ROWS}, {_ALL}], "
+        f"iterator_types = {_PARALLEL}}} ins(%h{n}, %ss{n} : {t}, {rows}) outs(%e{n} : {t}) {{",
+        "  ^bb0(%v: f32, %s: f32, %o: f32):",
+        f"    %d = arith.constant {1 / b!r} : f32",
+        "    %m = arith.mulf %s, %d : f32",
+        "    %p = arith.addf %m, %one : f32",
+        "    %r = math.rsqrt %p : f32",
+        "    %y = arith.mulf %v, %r : f32",
+        "    linalg.yield %y : f32",
+        f"  }} -> {t}",
     ]
 
 
 def model_mlir(stack: list[Layer]) -> str:
     first, last = stack[0].width_in, stack[-1].width_out
+    arguments = [f"%x: tensor<?x{first}xf32>"] + [
+        f"%w{n}: tensor<{l.width_in}x{l.width_out}xf32>, %b{n}: tensor<{l.width_out}xf32>"
+        for n, l in enumerate(stack)]
+    out = f"tensor<?x{last}xf32>"
     lines = [
         "// Generated by models/generate_layers.py; do not edit.",
-        f"// {len(stack)} matmul + bias + activation layers of different widths, then a softmax.",
-        f"func.func @main(%x: tensor<{BATCH}x{first}xf32>) -> tensor<{BATCH}x{last}xf32> {{",
+        f"// {len(stack)} layers of different widths: relu(x @ w + b), each row scaled by",
+        "// 1 / sqrt(1 + mean(row^2)); then a softmax.",
+        f"func.func @main({', '.join(arguments)}) -> {out} {{",
         "  %zero = arith.constant 0.0 : f32",
-        "  %four = arith.constant 4.0 : f32",
+        "  %one = arith.constant 1.0 : f32",
         "  %eighth = arith.constant 0.125 : f32",
-        "  %c5i = arith.constant 5 : index",
-        "  %c7 = arith.constant 7 : index",
-        "  %c9 = arith.constant 9 : index",
+        "  %c0 = arith.constant 0 : index",
+        f"  %n = tensor.dim %x, %c0 : tensor<?x{first}xf32>",
     ]
     x = "%x"
     for n, layer in enumerate(stack):
         lines += _layer_mlir(n, layer, x)
-        x = f"%h{n}"
-    lines += _softmax_mlir(x, last)
-    lines += [f"  return %sm : tensor<{BATCH}x{last}xf32>", "}", ""]
+        x = f"%g{n}"
+    lines += [f"  %se = tensor.empty(%n) : {out}",
+              f"  %sm = linalg.softmax dimension(1) ins({x} : {out}) outs(%se : {out}) -> {out}",
+              f"  return %sm : {out}", "}", ""]
     return "\n".join(lines)
 
 
 def example_input(stack: list[Layer]) -> np.ndarray:
     i, j = np.meshgrid(np.arange(BATCH), np.arange(stack[0].width_in), indexing="ij")
-    return (((i * 5 + j * 3) % 7 - 3) / 4).astype(np.float32)
+    return (((i * 5 + j * 3) % 7 - 3) / 2).astype(np.float32)
 
 
 def expected_output(stack: list[Layer], x: np.ndarray) -> np.ndarray:
@@ -159,14 +149,43 @@ def expected_output(stack: list[Layer], x: np.ndarray) -> np.ndarray:
     return (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
 
 
+def arguments(stack: list[Layer], x: np.ndarray) -> dict[str, np.ndarray]:
+    """The model's arguments in order, by file stem: x, then each layer's weights and bias."""
+    named = {"x": x}
+    for n, layer in enumerate(stack):
+        named[f"w{n:02}"] = layer.weights()
+        named[f"b{n:02}"] = layer.bias()
+    return named
+
+
+def expected_toml(folder: str, names) -> str:
+    inputs = "".join(f'  "@{folder}/{name}.npy",\n' for name in names)
+    return ("# Expected outputs of the model generate_layers.py writes; generated with it.\n"
+            "[[case]]\n"
+            'function = "main"\n'
+            f"inputs = [\n{inputs}]\n"
+            f'outputs = ["@{folder}/out.npy"]\n'
+            "atol = 1e-5\n")
+
+
 def write(out: Path, stack: list[Layer], data: bool = True) -> None:
+    """The model; with ``data``, its arguments, expected output and <name>.expected.toml.
+
+    iree-run-module reads one array per .npy file, so each argument has its own.
+    """
+    out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(model_mlir(stack))
-    if data:
-        folder = out.with_suffix("")
-        folder.mkdir(exist_ok=True)
-        x = example_input(stack)
-        np.save(folder / "x.npy", x)
-        np.save(folder / "out.npy", expected_output(stack, x))
+    if not data:
+        return
+    folder = out.with_suffix("")
+    folder.mkdir(exist_ok=True)
+    x = example_input(stack)
+    named = arguments(stack, x)
+    for name, array in named.items():
+        np.save(folder / f"{name}.npy", array)
+    np.save(folder / "out.npy", expected_output(stack, x))
+    relative = out.parent.name + "/" + folder.name
+    out.with_suffix(".expected.toml").write_text(expected_toml(relative, named))
 
 
 def main() -> None:

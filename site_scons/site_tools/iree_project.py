@@ -105,6 +105,7 @@ def declare_project(env, manifests=None):
     except UserError as e:
         _fail(str(e))
     build = env.Dir(f"#{env['BUILD_DIR']}")
+    env["_IREE_KERNEL_CHECKS"] = _kernel_checks(env)
     selected = _selected_targets(env)
     modules, checks, released = [], [], []
     for model in project.models.values():
@@ -135,10 +136,11 @@ def _declare_module(env, project, model, target_name, build):
     options = env.IreeOptionsFile(here.File("options.flags"), env.Value(json.dumps(flags)))
     subs = project.substitutions_for(model.name, target_name)
     sources_dump = env.IreeExecutableSources(here.File("executables.mlir"), [model.source, options])
-    listing = env.IreeDump(here.Dir("dump").File("executables.txt"),
-                           [model.source, options, sources_dump],
-                           IREE_DUMP_KINDS=env["DUMP"], IREE_DUMP_TARGET=target_name)
-    env.Alias("dump", listing)
+    if _wanted("dump") or env["SCAFFOLD"]:
+        listing = env.IreeDump(here.Dir("dump").File("executables.txt"),
+                               [model.source, options, sources_dump],
+                               IREE_DUMP_KINDS=env["DUMP"], IREE_DUMP_TARGET=target_name)
+        env.Alias("dump", listing)
     if env["SCAFFOLD"] == f"{model.name}/{target_name}/" + env["SCAFFOLD"].split("/", 2)[-1]:
         env.IreeScaffold({"model": model.name, "target": target_name,
                           "executable": env["SCAFFOLD"].split("/", 2)[2],
@@ -152,15 +154,19 @@ def _declare_module(env, project, model, target_name, build):
             "substitutions": [s.to_dict() for s in subs],
             "paths": {name: {role: node.get_path() for role, node in made.items()}
                       for name, made in kernels.items()},
-            "checks": _kernel_checks(env), "library": iree_kernels.fingerprint()}
+            "checks": env["_IREE_KERNEL_CHECKS"], "library": iree_kernels.fingerprint()}
     made_nodes = [node for made in kernels.values() for node in made.values()]
     sources = [env.Value(json.dumps(spec, sort_keys=True)), *dump, *made_nodes]
     flag_file, record = env.IreeSubstitutions(here.File("substitutions.flags"), sources)
-    module = env.IreeModule(build.Dir(target_name).File(f"{model.name}.vmfb"),
-                            [model.source, options, flag_file])
+    vmfb = build.Dir(target_name).File(f"{model.name}.vmfb")
+    # Per-executable codegen cache (tool iree_codegen_cache); None where it is off.
+    module = env.IreeCodegenCachedModule(vmfb, model.source, target_name, here, options,
+                                         flag_file, subs)
+    if module is None:
+        module = env.IreeModule(vmfb, [model.source, options, flag_file])
     module[0].attributes.missing_tools = sorted(set(filter(None, (_missing_tool_of(env, s)
                                                                    for s in subs))))
-    if subs:
+    if subs and _wanted("bench", "microbenchmarks"):
         benchmark = env.IreeMicrobenchmark(here.File("microbenchmarks.json"),
                                            [model.source, options, record, dump, module],
                                            IREE_RUN_DEVICE=target.run_device)
@@ -202,7 +208,9 @@ def _declare_kernel(env, sub, dump, here, build) -> dict:
 def _declare_compiled_kernel(env, sub, dump, here, build):
     source = env.File(f"#{sub.file}")
     compiles_to = kernel_kind(sub.file).compiles_to
-    built = build.File(Path(sub.file).with_suffix(compiles_to or "").as_posix())
+    if compiles_to is None:
+        return source
+    built = build.File(Path(sub.file).with_suffix(compiles_to).as_posix())
     compiler = _compiler(env, compiles_to)
     if compiler and not compiler[1]:
         return _missing_tool(env, built, source, compiler[0])
@@ -281,6 +289,9 @@ def _declare_check(env, model, target, module, here):
     if model.expected is None:
         return _skipped(env, name, f"check: skipped {module[0]}: {model.source} has no "
                         "expected outputs")
+    if not any(str(t).startswith("check") or str(t).endswith(".check")
+               for t in SCons.Script.COMMAND_LINE_TARGETS):
+        return env.Alias(name, [])
     run_module = toolchains.iree_tool("iree-run-module") or "iree-run-module"
     driver = runtime.device_driver(target.run_device)
     if driver not in runtime.available_drivers(run_module):
@@ -301,10 +312,17 @@ def _declare_check(env, model, target, module, here):
 def generate(env):
     for tool in ("iree_compile", "iree_substitutions", "iree_run", "ptx", "glsl", "elf_object",
                  "iree_dump", "iree_bench", "iree_scaffold",
-                 "iree_cache", "iree_release"):
+                 "iree_cache", "iree_release", "iree_codegen_cache"):
         env.Tool(tool)
     env.AddMethod(declare_project, "IreeKernelProject")
 
 
 def exists(env):
     return True
+
+
+def _wanted(*words) -> bool:
+    """Whether a target on the command line names one of ``words`` (or scons -c)."""
+    if SCons.Script.GetOption("clean"):
+        return True
+    return any(w in str(t) for t in SCons.Script.COMMAND_LINE_TARGETS for w in words)

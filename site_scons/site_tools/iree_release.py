@@ -65,11 +65,22 @@ def _relative(node, root: str) -> str:
     return os.path.relpath(node.get_abspath(), root).replace(os.sep, "/")
 
 
+_PROGRAMS = {}
+
+
 def _program(node) -> str | None:
     """The program of the command that builds ``node``; None for a Python action."""
     executor = node.get_executor()
     env = executor.get_build_env()
-    for action in executor.get_action_list():
+    actions = executor.get_action_list()
+    key = (tuple(id(a) for a in actions), id(env))
+    if key not in _PROGRAMS:
+        _PROGRAMS[key] = _find_program(executor, env, actions)
+    return _PROGRAMS[key]
+
+
+def _find_program(executor, env, actions) -> str | None:
+    for action in actions:
         if isinstance(action, SCons.Action.CommandAction):
             argv = env.subst_list(action.cmd_list, SCons.Subst.SUBST_CMD,
                                   target=executor.get_all_targets(),

@@ -1,0 +1,375 @@
+"""A cache of IREE's codegen with one entry per executable, keyed by the executable's content.
+
+What for: rebuilding a module after an edit compiles only the executables the
+edit changed. The program dumped at IREE's executable-sources phase is split
+into its ``hal.executable`` ops. Each is keyed by its text with its own name
+replaced by a placeholder, plus the compiler's version and flags, so an
+executable that an edit elsewhere only renumbered still hits. Misses are
+compiled in batches, each executable under a name made from its key:
+translated (``--compile-to=executable-targets``) and, on GPU targets,
+serialized to one ``.ptx``/``.spv`` each (``--iree-hal-link-executables=false``).
+
+An entry is, on GPU targets, that binary plus the translated executable without
+its code (``builtin.module``): the export ops whole, with the launch shape
+codegen chose (count region, workgroup size, subgroup size, workgroup memory).
+The module is assembled by putting, in place of each cached executable of the
+program, a stand-in: that translated executable renamed back, its variant
+linking the binary renamed back (``objects([...])`` with exactly one object, as
+external CUDA and Vulkan variants take, its bytes embedded in the program).
+iree-compile resumes from there (``--compile-from=executable-sources``) and
+runs no codegen for it. Translated MLIR is never put back with its code on GPU
+targets: CUDA would re-translate it into a wrong kernel without an error, Vulkan
+crashes. On llvm-cpu, which cannot link a cached ELF as an object, the entry is
+the translated executable with its code, which iree-compile takes as is; the
+linked ELF is still serialized.
+
+Not for: choosing what to rebuild (SCons), finding the tools (``toolchains``).
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import hashlib
+import os
+import re
+import subprocess
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from . import spirv
+from .errors import UserError
+from .render import render
+
+# The binary iree-compile serializes one executable of a target to; "" where
+# the entry keeps the translated code instead.
+TARGET_BINARIES = {"cuda": ".ptx", "vulkan": ".spv", "llvm-cpu": ""}
+FORMAT = "iree-kernels codegen cache 1"
+PLACEHOLDER = "cached_executable_placeholder"
+
+_HEADER_RE = re.compile(
+    r'^(?P<indent> *)hal\.executable (?:(?P<visibility>public|private|nested) )?'
+    r'@(?P<name>"[^"\n]*"|[A-Za-z_][A-Za-z0-9_$.]*) \{$', re.M)
+_CACHEABLE_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]*$")
+_VARIANT_RE = re.compile(r"^ *hal\.executable\.variant ", re.M)
+_EXPORT_RE = re.compile(r"^ *hal\.executable\.export (?:public )?@([A-Za-z0-9_$.]+) ", re.M)
+_CODE_RE = re.compile(r"^(?P<indent> *)builtin\.module\b.*\{$", re.M)
+_EMBEDDED_RE = re.compile(r'objects\(\[#hal\.executable\.object<\{data = dense<"0x([0-9A-F]*)">')
+_SUBGROUP_SIZE_RE = re.compile(r"^ *\} <.*\bsubgroup_size = ", re.M)
+
+
+@dataclass(frozen=True)
+class ExecutableSource:
+    """One ``hal.executable`` of a program dumped at the executable-sources phase."""
+    name: str
+    visibility: str           # "private", "public", "": as the program declares it
+    text: str                 # the op, its first line at column 0, no final newline
+    start: int                # where the op is in the program text (character offsets)
+    end: int
+    indent: str = ""
+
+    def not_cacheable(self) -> str | None:
+        """Why this executable must go through codegen in the module's own compile; None: it need not."""
+        if not _CACHEABLE_NAME_RE.match(self.name):
+            return "its name needs quoting in MLIR"
+        if PLACEHOLDER in self.text:
+            return f"it contains '{PLACEHOLDER}'"
+        if len(_VARIANT_RE.findall(self.text)) != 1:
+            return "it has more than one variant"
+        if "objects([" in self.text:
+            return "it already links external objects"
+        if "dense_resource<" in self.text:
+            return "it refers to resources outside the op"
+        return None
+
+    def normalized(self) -> str:
+        """The text with the executable's own name replaced by the placeholder, made public."""
+        text = _name_pattern(self.name).sub(PLACEHOLDER, self.text)
+        return f"hal.executable public @{PLACEHOLDER} {{\n" + text.split("\n", 1)[1]
+
+    def with_visibility(self, text: str) -> str:
+        """``text``, an executable of this name, declared with this one's visibility."""
+        visibility = f"{self.visibility} " if self.visibility else ""
+        return f"hal.executable {visibility}@{self.name} {{\n" + text.split("\n", 1)[1]
+
+
+def _name_pattern(name: str) -> re.Pattern:
+    """``name`` as a whole symbol: not inside a longer name, not followed by a digit."""
+    return re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![0-9])")
+
+
+def split_program(text: str) -> list[ExecutableSource]:
+    """Every ``hal.executable`` op of ``text``, in order. The printer closes an op at its own indent."""
+    found = []
+    for header in _HEADER_RE.finditer(text):
+        indent = header.group("indent")
+        close = text.find(f"\n{indent}}}\n", header.end())
+        if close < 0:
+            raise UserError(f"cannot split the program: hal.executable {header.group('name')} "
+                            "has no closing brace at its indent")
+        end = close + len(indent) + 2
+        op = "\n".join(line[len(indent):] for line in text[header.start():end].split("\n"))
+        found.append(ExecutableSource(header.group("name"), header.group("visibility") or "",
+                                      op, header.start(), end, indent))
+    return found
+
+
+def entry_key(normalized: str, compiler_version: str, flags: list[str]) -> str:
+    """The SHA-256 naming a cache entry: the format, the compiler, its flags, the normalized source."""
+    digest = hashlib.sha256()
+    for part in (FORMAT, compiler_version, *flags, "", normalized):
+        digest.update(part.encode("utf-8") + b"\n")
+    return digest.hexdigest()
+
+
+def compiled_name(key: str) -> str:
+    """The name an entry's executable is compiled under: unique, fixed length, a valid symbol."""
+    return f"cached_{key[:24]}"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A cache entry's files: ``<key>.source.mlir``, ``<key>.executable.mlir`` and, on GPUs, ``<key>.ptx|.spv``."""
+    folder: Path
+    key: str
+    binary_suffix: str        # "" on llvm-cpu
+
+    @property
+    def source(self) -> Path:
+        """What was compiled: the normalized source under the entry's compiled name."""
+        return self.folder / f"{self.key}.source.mlir"
+
+    @property
+    def binary(self) -> Path:
+        return self.folder / f"{self.key}{self.binary_suffix}"
+
+    @property
+    def translated(self) -> Path:
+        """The translated executable (without its code on GPUs); written last, so it marks a whole entry."""
+        return self.folder / f"{self.key}.executable.mlir"
+
+    @property
+    def refused(self) -> Path:
+        """Why the executable cannot stand in as an external object; it then goes through codegen."""
+        return self.folder / f"{self.key}.refused"
+
+    def exists(self) -> bool:
+        return self.translated.is_file() and (not self.binary_suffix or self.binary.is_file())
+
+    def source_text(self, normalized: str) -> str:
+        return _name_pattern(PLACEHOLDER).sub(compiled_name(self.key), normalized)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A program's executables, the entries standing in for them, and the entries to compile first."""
+    executables: list[ExecutableSource]
+    entries: dict[str, Entry]                 # executable name -> entry
+    misses: list[tuple[Entry, str]]           # entry -> the source to compile
+
+    @property
+    def hits(self) -> int:
+        return len(set(e.key for e in self.entries.values())) - len(self.misses)
+
+
+def plan(program: str, target: str, folder: Path, compiler_version: str, flags: list[str],
+         substituted=()) -> Plan:
+    """Key every executable of ``program`` but those in ``substituted`` and those not cacheable."""
+    executables = split_program(program)
+    entries, misses = {}, {}
+    for executable in executables:
+        if executable.name in substituted or executable.not_cacheable():
+            continue
+        normalized = executable.normalized()
+        entry = Entry(folder, entry_key(normalized, compiler_version, flags),
+                      TARGET_BINARIES[target])
+        if entry.refused.is_file():
+            continue
+        entries[executable.name] = entry
+        if entry.key not in misses and not entry.exists():
+            misses[entry.key] = (entry, entry.source_text(normalized))
+    return Plan(executables, entries, list(misses.values()))
+
+
+def assemble(program: str, plan_: Plan) -> str:
+    """``program`` with each planned executable replaced by its stand-in."""
+    parts, at = [], 0
+    for executable in plan_.executables:
+        entry = plan_.entries.get(executable.name)
+        if entry is None or entry.refused.is_file():
+            continue
+        indented = "\n".join(executable.indent + line if line else line
+                             for line in stand_in(entry, executable).split("\n"))
+        parts += [program[at:executable.start], indented]
+        at = executable.end
+    return "".join(parts) + program[at:]
+
+
+def stand_in(entry: Entry, executable: ExecutableSource) -> str:
+    """What replaces ``executable``: its cached translation renamed back, on GPUs linking its binary.
+
+    The binary is embedded (``data``), so the assembled program is the whole
+    input of the module's compile and changes whenever a binary does.
+    """
+    translated = entry.translated.read_text(encoding="utf-8")
+    renamed = executable.with_visibility(
+        _name_pattern(compiled_name(entry.key)).sub(executable.name, translated))
+    if not entry.binary_suffix:
+        return renamed
+    binary = renamed_binary(entry.binary.read_bytes(), entry.binary_suffix, translated,
+                            entry.key, executable.name, str(entry.binary))
+    return wrapper(renamed, executable.name, binary, entry.binary.as_posix())
+
+
+def wrapper(executable_text: str, name: str, binary: bytes, entry: str) -> str:
+    """``executable_text`` (translated, without code) with its variant linking ``binary``."""
+    lines = executable_text.split("\n")
+    at = next((i for i, line in enumerate(lines) if _VARIANT_RE.match(line)), None)
+    if at is None or not lines[at].endswith(" {"):
+        raise UserError(f"the cached translation of executable '{name}' has no variant")
+    close = lines.index(lines[at][:len(lines[at]) - len(lines[at].lstrip())] + "}", at)
+    return render("cached_executable.mlir.j2", header=lines[0][:-2],
+                  variant=lines[at].strip()[:-2], body="\n".join(lines[at + 1:close]),
+                  data=binary.hex().upper(), size=len(binary), name=name,
+                  entry=entry).rstrip("\n")
+
+
+def embedded_binaries(assembled: str) -> dict[str, bytes]:
+    """The binary each stand-in of an assembled program embeds, by executable name."""
+    found = {}
+    for executable in split_program(assembled):
+        data = _EMBEDDED_RE.search(executable.text)
+        if data:
+            found[executable.name] = bytes.fromhex(data.group(1))
+    return found
+
+
+def renamed_binary(data: bytes, suffix: str, translated: str, key: str, name: str,
+                   path: str = "<binary>") -> bytes:
+    """The entry's binary with its kernels named after ``name``'s exports, as IREE names them."""
+    compiled = compiled_name(key)
+    if suffix == ".ptx":
+        if compiled.encode() not in data:
+            raise UserError(f"codegen cache entry {path} does not name its kernels "
+                            f"'{compiled}...'; delete it to have it compiled again")
+        # NVPTX writes symbols with '$' as '_'.
+        return data.replace(compiled.encode(), name.replace("$", "_").encode())
+    for export in _EXPORT_RE.findall(translated):
+        data = spirv.rename_entry_point(data, path, export,
+                                        _name_pattern(compiled).sub(name, export))
+    return data
+
+
+def without_code(translated: str, name: str) -> str:
+    """The ``hal.executable`` named ``name`` in a translated module, its ``builtin.module`` removed."""
+    text = _translated_executable(translated, name)
+    code = _CODE_RE.search(text)
+    if code is None:
+        raise UserError(f"the translated hal.executable @{name} has no builtin.module")
+    close = text.find(f"\n{code.group('indent')}}}\n", code.end())
+    return text[:code.start()] + text[close + len(code.group("indent")) + 3:]
+
+
+def _translated_executable(translated: str, name: str) -> str:
+    ops = [op for op in split_program(translated) if op.name == name]
+    if not ops:
+        raise UserError(f"iree-compile translated no hal.executable @{name}")
+    return ops[0].text
+
+
+@dataclass(frozen=True)
+class Compiler:
+    """iree-compile, the flag files the module is compiled with, and what shows its command lines."""
+    program: str
+    flag_files: tuple[str, ...]
+    echo: Callable[[str], None] | None = None
+
+    def run(self, argv: list[str], what: str) -> None:
+        argv = [self.program, *argv, *(f"@{f}" for f in self.flag_files)]
+        if self.echo:
+            self.echo(" ".join(argv))
+        result = subprocess.run(argv, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise UserError(f"iree-compile failed to {what}:\n"
+                            f"{(result.stdout + result.stderr).strip()}")
+
+
+def compile_entries(compiler: Compiler, entries: list[tuple[Entry, str]], jobs: int = 1,
+                    slots: threading.Semaphore | None = None) -> None:
+    """Compile every (entry, source) in up to ``jobs`` batches, each one or two iree-compile runs.
+
+    A batch runs while it holds one of ``slots`` (shared by all callers at
+    once, so that several modules compiling misses keep to ``-j``). Files
+    appear whole (written aside, then renamed), so builds sharing the folder
+    see an entry complete or not at all; two builds compiling the same entry
+    write the same bytes.
+    """
+    if not entries:
+        return
+    count = min(max(1, jobs), len(entries))
+    slots = slots or threading.BoundedSemaphore(count)
+
+    def run(batch):
+        with slots:
+            _compile_batch(compiler, batch)
+
+    with concurrent.futures.ThreadPoolExecutor(count) as pool:
+        for done in [pool.submit(run, entries[i::count]) for i in range(count)]:
+            done.result()
+
+
+def _compile_batch(compiler: Compiler, batch: list[tuple[Entry, str]]) -> None:
+    folder = batch[0][0].folder
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="iree-codegen-cache-") as work:
+        work = Path(work)
+        sources, translated = work / "sources.mlir", work / "translated.mlir"
+        sources.write_text("\n".join(source for _, source in batch) + "\n", encoding="utf-8")
+        compiler.run([str(sources), "--compile-from=executable-sources",
+                      "--compile-to=executable-targets", "-o", str(translated)],
+                     "translate executables for the codegen cache")
+        binaries = []
+        if batch[0][0].binary_suffix:
+            compiler.run([str(translated), "--compile-from=executable-targets",
+                          "--iree-hal-link-executables=false",
+                          f"--iree-hal-dump-executable-binaries-to={work / 'binaries'}",
+                          "-o", os.devnull], "serialize executables for the codegen cache")
+            binaries = sorted((work / "binaries").iterdir())
+        text = translated.read_text(encoding="utf-8")
+        for entry, source in batch:
+            _store(entry, source, text, binaries)
+
+
+def _store(entry: Entry, source: str, translated: str, binaries: list[Path]) -> None:
+    name = compiled_name(entry.key)
+    _replace(entry.source, source.encode("utf-8"))
+    if not entry.binary_suffix:
+        _replace(entry.translated, _translated_executable(translated, name).encode("utf-8"))
+        return
+    found = [b for b in binaries if b.name.startswith(f"module_{name}_")
+             and b.suffix == entry.binary_suffix]
+    if len(found) != 1:
+        raise UserError(f"iree-compile wrote {len(found)} {entry.binary_suffix} binaries for "
+                        f"codegen cache entry {entry.key}; expected one")
+    stripped = without_code(translated, name)
+    if entry.binary_suffix == ".spv" and _SUBGROUP_SIZE_RE.search(stripped):
+        _replace(entry.refused, b"an external Vulkan variant loses the export's subgroup_size\n")
+        return
+    _replace(entry.binary, found[0].read_bytes())
+    _replace(entry.translated, stripped.encode("utf-8"))
+
+
+def _replace(path: Path, content: bytes) -> None:
+    """Write ``content`` aside, readable by every user of a shared cache, then move it in place."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(content)
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.remove(temporary)
+        raise

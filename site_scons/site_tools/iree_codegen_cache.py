@@ -1,0 +1,156 @@
+"""SCons tool: build modules through the per-executable codegen cache (iree_kernels.codegen_cache).
+
+Method:
+  env.IreeCodegenCachedModule(module, model, target, folder, options, substitutions, subs)
+      declares ``module`` built through the cache and returns it; returns None
+      where EXECUTABLE_CACHE leaves the cache off for ``target``.
+
+Per module, in ``<folder>/codegen/``:
+  sources.mlir         the program at the executable-sources phase, with the
+                       manifest's source and wrapped substitutions applied
+                       (``$IREE_PROGRAMCOM``)
+  module/<model>.mlir  sources.mlir with each cached executable replaced by its
+                       stand-in, which embeds its binary; misses are compiled
+                       into the cache first (SPLICE, CODEGEN lines)
+  the module           ``$IREE_COMPILECOM`` from module/<model>.mlir with
+                       ``--compile-from=executable-sources``, the options and the
+                       substitution flag files: object substitutions apply there.
+                       Executables the manifest substitutes never come from the cache.
+
+Why the cache entries are files and not SCons nodes: which executables a model
+has is known only once its program is dumped, during the build; and compiling
+one executable per iree-compile run costs about three times its share of a
+batch (every run sets up its backend again; on CUDA it links libdevice again),
+which made cold builds slower than a plain compile. So one SPLICE action per
+module compiles all its misses, split into up to ``-j`` batches that share ``-j``
+slots with every other module's. Entries are content-addressed and written
+whole, so checkouts may share ``CODEGEN_CACHE_DIR``; SCons's CacheDir shares
+the modules.
+
+Variables: EXECUTABLE_CACHE (targets using the cache), CODEGEN_CACHE_DIR.
+"""
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import SCons.Action
+import SCons.Builder
+import SCons.Script
+
+import iree_kernels
+from iree_kernels import codegen_cache, toolchains
+from iree_kernels.errors import UserError
+from iree_kernels_scons import reporting_user_errors, write_atomically
+
+DEFAULT_TARGETS: tuple[str, ...] = ()       # where the cache is on unless EXECUTABLE_CACHE says
+SHORT_COMSTRS = {"IREE_PROGRAMCOMSTR": "DUMP     $TARGET",
+                 "IREE_SPLICECOMSTR": "SPLICE   $TARGET",
+                 "IREE_CODEGENCOMSTR": "CODEGEN  $TARGET"}
+_slots: threading.BoundedSemaphore | None = None
+
+
+def cached_targets(setting: str) -> tuple[str, ...]:
+    """The targets EXECUTABLE_CACHE turns the cache on for."""
+    value = setting.strip().lower()
+    if value in ("", "default"):
+        return DEFAULT_TARGETS
+    if value in ("1", "yes", "true", "on", "all"):
+        return tuple(codegen_cache.TARGET_BINARIES)
+    if value in ("0", "no", "false", "off", "none"):
+        return ()
+    targets = tuple(t.strip() for t in value.split(",") if t.strip())
+    for t in targets:
+        if t not in codegen_cache.TARGET_BINARIES:
+            raise UserError(f"EXECUTABLE_CACHE: '{t}' has no codegen cache; it works for "
+                            f"{', '.join(codegen_cache.TARGET_BINARIES)} (or 1, 0)")
+    return targets
+
+
+def declare_cached_module(env, module, model: str, target: str, folder, options, substitutions,
+                          subs) -> list | None:
+    try:
+        enabled = cached_targets(env["EXECUTABLE_CACHE"])
+    except UserError as e:
+        print(f"scons: *** {e}")
+        SCons.Script.Exit(2)
+    if target not in enabled:
+        return None
+    short = {} if env["VERBOSE"] else SHORT_COMSTRS
+    here = folder.Dir("codegen")
+    program = env.IreeProgramSources(here.File("sources.mlir"), [model, options, substitutions],
+                                     **short)
+    cache = env.Dir(env.subst("$CODEGEN_CACHE_DIR")).Dir(target)
+    spec = {"target": target, "cache": cache.get_path(),
+            "substituted": sorted({s.executable for s in subs}),
+            "library": iree_kernels.fingerprint()}
+    # Named like the model: iree-compile names what it links after the input file.
+    assembled = env.IreeAssembledProgram(here.Dir("module").File(f"{Path(model).stem}.mlir"),
+                                         [program, options, env.Value(json.dumps(spec))], **short)
+    if cache.is_under(env.Dir(f"#{env['BUILD_DIR']}")):
+        env.Clean(assembled, cache)
+    return env.IreeModule(module, [assembled, options, substitutions],
+                          IREE_COMPILEFLAGS=["--compile-from=executable-sources"])
+
+
+@reporting_user_errors
+def assemble_program(target, source, env):
+    program, options, spec = source[0], source[1], json.loads(source[2].read())
+    text = program.get_text_contents()
+    compiler = codegen_cache.Compiler(env.subst("$IREE_COMPILE"), (options.get_path(),),
+                                      print if env["VERBOSE"] else None)
+    plan = codegen_cache.plan(text, spec["target"], Path(spec["cache"]),
+                              toolchains.version(compiler.program),
+                              options.get_text_contents().splitlines(), spec["substituted"])
+    names = {entry.key: name for name, entry in plan.entries.items()}
+    for entry, _ in plan.misses:
+        shown = entry.binary if entry.binary_suffix else entry.translated
+        print(env.subst("$IREE_CODEGENCOMSTR", raw=1, target=[env.File(str(shown))])
+              + f" ({names[entry.key]})")
+    codegen_cache.compile_entries(compiler, plan.misses, _jobs(), _compile_slots())
+    write_atomically(target[0].abspath, codegen_cache.assemble(text, plan))
+    print(f"codegen cache: {target[0]}: {plan.hits} cached, {len(plan.misses)} compiled, "
+          f"{len(plan.executables) - len(plan.entries)} left to the module's compile")
+
+
+def _jobs() -> int:
+    return max(1, int(SCons.Script.GetOption("num_jobs") or 1))
+
+
+def _compile_slots() -> threading.BoundedSemaphore:
+    """One slot per -j job, shared by every module compiling misses at the same time."""
+    global _slots
+    if _slots is None:
+        _slots = threading.BoundedSemaphore(_jobs())
+    return _slots
+
+
+def generate(env):
+    if "IreeModule" not in env["BUILDERS"]:
+        env.Tool("iree_compile")
+    env.Append(IREE_VARIABLES=[
+        ("EXECUTABLE_CACHE", "targets whose executables go through the per-executable codegen "
+         "cache: comma-separated (cuda, vulkan, llvm-cpu), 1 for all, 0 for none; default: "
+         + (", ".join(DEFAULT_TARGETS) or "none"), "default"),
+        ("CODEGEN_CACHE_DIR", "folder of the per-executable codegen cache; may be shared by "
+         "checkouts", "$BUILD_DIR/codegen-cache"),
+    ])
+    env.SetDefault(
+        IREE_PROGRAMCOM="$IREE_COMPILE ${SOURCES[0]} $_IREE_FLAGFILES "
+                        "--compile-to=executable-sources --mlir-print-local-scope -o $TARGET",
+        IREE_PROGRAMCOMSTR="Dumping the program at the executable-sources phase to $TARGET",
+        IREE_SPLICECOMSTR="Splicing cached executables into $TARGET",
+        IREE_CODEGENCOMSTR="Compiling into the codegen cache: $TARGET",
+    )
+    # The dump applies source substitutions: it depends on the files the flag files name.
+    env["BUILDERS"]["IreeProgramSources"] = SCons.Builder.Builder(
+        action=SCons.Action.Action("$IREE_PROGRAMCOM", "$IREE_PROGRAMCOMSTR"), suffix=".mlir",
+        source_scanner=env["BUILDERS"]["IreeModule"].source_scanner)
+    env["BUILDERS"]["IreeAssembledProgram"] = SCons.Builder.Builder(
+        action=SCons.Action.Action(assemble_program, "$IREE_SPLICECOMSTR"), suffix=".mlir")
+    env.AddMethod(declare_cached_module, "IreeCodegenCachedModule")
+
+
+def exists(env):
+    return True

@@ -1,0 +1,203 @@
+"""End to end: modules built through the per-executable codegen cache (EXECUTABLE_CACHE=...).
+
+The layers model (models/generate_layers.py) has 41 distinct executables. A
+cached module must compute exactly what a plain compile does and link the
+binaries a plain compile makes; an edit recompiles only the executables it
+changes, also when it renumbers the others; the manifest's substitutions win.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import REPO, SCONS, Project, run_module
+from iree_kernels import codegen_cache, runtime, toolchains
+
+sys.path.insert(0, str(REPO / "models"))
+import generate_layers  # noqa: E402
+
+RUN_MODULE = toolchains.iree_tool("iree-run-module")
+DEVICES = {"llvm-cpu": "local-sync", "vulkan": "vulkan"}
+MANIFEST = """
+[models.layers]
+source = "models/layers.mlir"
+targets = {targets}
+"""
+
+
+def needs_device(target):
+    available = runtime.available_drivers(RUN_MODULE)
+    return pytest.mark.skipif(runtime.device_driver(DEVICES[target]) not in available,
+                              reason=f"no {target} device here")
+
+
+def make(project, targets=("vulkan",), **variant):
+    generate_layers.write(project.root / "models/layers.mlir", generate_layers.layers(**variant))
+    project.write("kernels/layers.toml", MANIFEST.format(targets=list(targets)).replace("'", '"'))
+    return project
+
+
+def outputs(project, module: str, device: str) -> np.ndarray:
+    """What the module computes for the model's example inputs, as written to .npy."""
+    folder = project.root / "models/layers"
+    layers = len(list(folder.glob("w*.npy")))
+    names = ["x"] + [f"{kind}{n:02}" for n in range(layers) for kind in ("w", "b")]
+    out = project.root / "out.npy"
+    argv = [RUN_MODULE, f"--module={project.root / module}", f"--device={device}",
+            "--function=main", f"--output=@{out}", *[f"--input=@{folder / n}.npy" for n in names]]
+    subprocess.run(argv, capture_output=True, text=True, check=True)
+    return np.load(out)
+
+
+def plain_binaries(project, target: str) -> dict[str, bytes]:
+    """One binary per executable, from a plain compile that does not link them."""
+    folder = project.root / f"plain-binaries-{target}"
+    shutil.rmtree(folder, ignore_errors=True)
+    subprocess.run([toolchains.iree_compile(), "models/layers.mlir",
+                    f"@build/{target}/layers/options.flags", "--iree-hal-link-executables=false",
+                    f"--iree-hal-dump-executable-binaries-to={folder}", "-o", os.devnull],
+                   cwd=project.root, check=True, capture_output=True)
+    return {re.match(r"module_(\w+?_dispatch_\d+)_", f.name).group(1): f.read_bytes()
+            for f in folder.iterdir()}
+
+
+def cached_binaries(project, target: str) -> dict[str, bytes]:
+    return codegen_cache.embedded_binaries(
+        project.read(f"build/{target}/layers/codegen/module/layers.mlir"))
+
+
+@pytest.mark.parametrize("target", [pytest.param("llvm-cpu", marks=needs_device("llvm-cpu")),
+                                    pytest.param("vulkan", marks=needs_device("vulkan"))])
+def test_cached_module_computes_what_a_plain_compile_does(project, target):
+    make(project, [target])
+    cold = project.scons(f"EXECUTABLE_CACHE={target}", "-j2", "check")
+    assert len(cold.ran("CODEGEN")) == 41
+    assert "models/layers.expected.toml matched" in cold.output
+    project.scons("EXECUTABLE_CACHE=0", "BUILD_DIR=plain")
+    cached = outputs(project, f"build/{target}/layers.vmfb", DEVICES[target])
+    plain = outputs(project, f"plain/{target}/layers.vmfb", DEVICES[target])
+    assert np.array_equal(cached, plain)
+    if target == "llvm-cpu":        # the cached translations are linked as IREE links its own
+        assert (project.root / f"build/{target}/layers.vmfb").read_bytes() == \
+               (project.root / f"plain/{target}/layers.vmfb").read_bytes()
+    else:
+        assert cached_binaries(project, target) == plain_binaries(project, target)
+
+
+def test_cached_cuda_kernels_are_the_ones_a_plain_compile_makes(project):
+    """Running them needs a GPU (tests/gpu/test_codegen_cache_on_gpu.py); compiling does not."""
+    make(project, ["cuda"])
+    project.scons("EXECUTABLE_CACHE=cuda", "-j2")
+    assert cached_binaries(project, "cuda") == plain_binaries(project, "cuda")
+
+
+def test_a_second_build_does_nothing(project):
+    make(project)
+    project.scons("EXECUTABLE_CACHE=1")
+    again = project.scons("EXECUTABLE_CACHE=1")
+    assert again.steps == []
+    assert project.scons("EXECUTABLE_CACHE=1", "--question").returncode == 0
+
+
+def test_changing_one_layer_compiles_one_executable(project):
+    make(project)
+    project.scons("EXECUTABLE_CACHE=vulkan")
+    make(project, change=7)
+    rebuild = project.scons("EXECUTABLE_CACHE=vulkan")
+    assert [t.rsplit(" ", 1)[1] for t in rebuild.ran("CODEGEN")] == ["(main_dispatch_14)"]
+    assert "40 cached, 1 compiled, 0 left to the module's compile" in rebuild.output
+    assert rebuild.ran("IREE") == ["build/vulkan/layers.vmfb"]
+    assert cached_binaries(project, "vulkan") == plain_binaries(project, "vulkan")
+
+
+def test_renumbered_executables_still_hit(project):
+    make(project)
+    project.scons("EXECUTABLE_CACHE=vulkan")
+    make(project, insert=10)
+    rebuild = project.scons("EXECUTABLE_CACHE=vulkan")
+    assert len(rebuild.ran("CODEGEN")) == 1
+    assert "41 cached, 1 compiled" in rebuild.output
+    binaries = cached_binaries(project, "vulkan")
+    assert "main_dispatch_42" in binaries
+    assert binaries == plain_binaries(project, "vulkan")
+
+
+MLP_MANIFEST = """
+[models.mlp]
+source = "models/mlp.mlir"
+targets = ["llvm-cpu", "vulkan"]
+"""
+SUBSTITUTIONS = """
+[[substitutions]]
+model = "mlp"
+target = "llvm-cpu"
+executable = "main_dispatch_1"
+file = "kernels/square.mlir"
+
+[[substitutions]]
+model = "mlp"
+target = "vulkan"
+executable = "main_dispatch_1"
+file = "kernels/rowsum.glsl"
+"""
+MLP_INPUTS = ["4x8xf32=1", "8x16xf32=0.5", "16xf32=-1 0 1 2 -1 0 1 2 -1 0 1 2 -1 0 1 2"]
+
+
+@needs_device("llvm-cpu")
+def test_manifest_substitutions_win_over_cached_executables(project):
+    project.copy(REPO / "models/mlp.mlir", "models/mlp.mlir")
+    project.copy(REPO / "kernels/llvm-cpu/mlp_square_relu.mlir", "kernels/square.mlir")
+    project.copy(REPO / "kernels/vulkan/grid.glsl", "kernels/grid.glsl")
+    project.copy(REPO / "kernels/vulkan/mlp_bias_relu_rowsum.glsl", "kernels/rowsum.glsl")
+    project.write("kernels/mlp.toml", MLP_MANIFEST)
+    first = project.scons("EXECUTABLE_CACHE=1")
+    assert len(first.ran("CODEGEN")) == 4          # both executables, both targets: cached now
+    module = project.root / "build/llvm-cpu/mlp.vmfb"
+    assert run_module(module, "local-sync", "main", MLP_INPUTS) == "4xf32=72 72 72 72"
+    project.write("kernels/mlp.toml", MLP_MANIFEST + SUBSTITUTIONS)
+    second = project.scons("EXECUTABLE_CACHE=1")
+    assert second.ran("CODEGEN") == []
+    assert second.output.count("1 cached, 0 compiled, 1 left to the module's compile") == 2
+    assert run_module(module, "local-sync", "main", MLP_INPUTS) == "4xf32=344 344 344 344"
+    kernel = project.root / "kernels/square.mlir"        # the substituted source, edited:
+    kernel.write_text(kernel.read_text().replace(          # twice the square
+        "%sq = arith.mulf %9, %9 : f32",
+        "%sq1 = arith.mulf %9, %9 : f32\n          %sq = arith.addf %sq1, %sq1 : f32"))
+    third = project.scons("EXECUTABLE_CACHE=1")
+    assert third.ran("DUMP") == ["build/llvm-cpu/mlp/codegen/sources.mlir"]
+    assert run_module(module, "local-sync", "main", MLP_INPUTS) == "4xf32=688 688 688 688"
+    if "vulkan" in runtime.available_drivers(RUN_MODULE):
+        assert run_module(project.root / "build/vulkan/mlp.vmfb", "vulkan", "main",
+                          MLP_INPUTS) == "4xf32=72 72 72 72"
+
+
+def test_unknown_target_is_one_line(project):
+    make(project)
+    build = project.scons("EXECUTABLE_CACHE=metal", expect_ok=False)
+    assert build.returncode == 2
+    assert ("EXECUTABLE_CACHE: 'metal' has no codegen cache; it works for cuda, vulkan, "
+            "llvm-cpu (or 1, 0)") in build.output
+    assert "Traceback" not in build.output
+
+
+def test_checkouts_building_at_once_share_one_cache(tmp_path):
+    """Two scons runs fill one CODEGEN_CACHE_DIR at the same time; both modules come out whole."""
+    shared = tmp_path / "shared-cache"
+    checkouts = [make(Project(tmp_path / name)) for name in ("a", "b")]
+    argv = [str(SCONS), f"--site-dir={REPO / 'site_scons'}", "-Q", "-j2",
+            "EXECUTABLE_CACHE=vulkan", f"CODEGEN_CACHE_DIR={shared}"]
+    runs = [subprocess.Popen(argv, cwd=c.root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True) for c in checkouts]
+    for run in runs:
+        output, _ = run.communicate()
+        assert run.returncode == 0, output
+    assert len(list((shared / "vulkan").glob("*.executable.mlir"))) == 41
+    assert not list((shared / "vulkan").glob(".tmp-*"))
+    a, b = (cached_binaries(c, "vulkan") for c in checkouts)
+    assert a == b == plain_binaries(checkouts[0], "vulkan")

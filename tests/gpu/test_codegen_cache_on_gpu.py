@@ -1,0 +1,71 @@
+"""CUDA modules built through the per-executable codegen cache, run on a real GPU beside plain ones.
+
+Marked ``gpu``: skipped where iree-run-module finds no CUDA device. Where
+iree-compile is installed it builds, with scons, the plain cuda modules into
+build/cuda and the cached ones into build/codegen-cached/cuda. Elsewhere (a GPU
+machine carrying only the runtime) it runs the modules already there; build
+them first with
+
+    ./setup.sh scons IREE_TARGETS=cuda
+    ./setup.sh scons IREE_TARGETS=cuda EXECUTABLE_CACHE=cuda BUILD_DIR=build/codegen-cached
+
+For every cuda model with expected outputs, the cached module matches them and
+computes bit for bit what the plain module computes.
+"""
+from __future__ import annotations
+
+import subprocess
+
+import numpy as np
+import pytest
+
+from conftest import REPO, SCONS
+from iree_kernels import checks, runtime, toolchains
+from iree_kernels.manifest import load_project
+
+RUN_MODULE = toolchains.iree_tool("iree-run-module") or "iree-run-module"
+CACHED = REPO / "build/codegen-cached"
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif("cuda" not in runtime.available_drivers(RUN_MODULE),
+                       reason="no CUDA device (iree-run-module --list_devices)"),
+]
+
+
+def cuda_models():
+    project = load_project(REPO, sorted((REPO / "kernels").glob("**/*.toml")))
+    return [m for m in project.models.values() if "cuda" in m.targets and m.expected]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def cuda_modules():
+    if toolchains.iree_compile() and SCONS.exists():
+        subprocess.run([str(SCONS), "-Q", "IREE_TARGETS=cuda"], cwd=REPO, check=True)
+        subprocess.run([str(SCONS), "-Q", "IREE_TARGETS=cuda", "EXECUTABLE_CACHE=cuda",
+                        f"BUILD_DIR={CACHED.relative_to(REPO)}"], cwd=REPO, check=True)
+
+
+def outputs(module, case, tmp_path) -> list[np.ndarray]:
+    """Every result of one case, exactly as the device computed it."""
+    out = tmp_path / f"{module.parent.parent.name}-{module.stem}.npy"
+    argv = [RUN_MODULE, f"--module={module}", "--device=cuda", f"--function={case.function}",
+            *[f"--input={i}" for i in case.inputs],
+            *[f"--output={'@' if n == 0 else '+'}{out}" for n in range(len(case.outputs))]]
+    subprocess.run(argv, cwd=REPO, check=True, capture_output=True, text=True)
+    with open(out, "rb") as f:
+        return [np.load(f) for _ in case.outputs]
+
+
+@pytest.mark.parametrize("model", cuda_models(), ids=lambda m: m.name)
+def test_cached_module_computes_what_the_plain_one_does(model, tmp_path):
+    plain, cached = (folder / "cuda" / f"{model.name}.vmfb" for folder in (REPO / "build", CACHED))
+    for module in (plain, cached):
+        if not module.exists():
+            pytest.fail(f"{module} is not built: see this file's docstring")
+    cases = checks.load_cases(str(REPO / model.expected), "cuda")
+    assert cases
+    for case in cases:
+        print(checks.run_case(case, RUN_MODULE, str(cached), "cuda", model.expected,
+                              cwd=str(REPO)))
+        for a, b in zip(outputs(plain, case, tmp_path), outputs(cached, case, tmp_path)):
+            assert a.dtype == b.dtype and np.array_equal(a, b)

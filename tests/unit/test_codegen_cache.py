@@ -1,0 +1,156 @@
+"""The per-executable codegen cache: splitting a program, keys that survive renumbering, stand-ins."""
+from __future__ import annotations
+
+import re
+import subprocess
+
+import pytest
+
+from conftest import REPO
+from iree_kernels import codegen_cache, spirv, toolchains
+from iree_kernels.codegen_cache import ExecutableSource, entry_key, split_program
+from iree_kernels.targets import TARGETS
+
+EXPORT = ("    hal.executable.export public @{name}_elementwise_4_f32 ordinal(0) "
+          "layout(#hal.pipeline.layout<bindings = [#hal.pipeline.binding<storage_buffer>]>) "
+          "count(%arg0: !hal.device) -> (index, index, index) {{\n"
+          "      %c1 = arith.constant 1 : index\n"
+          "      hal.return %c1, %c1, %c1 : index, index, index\n"
+          "    }} <workgroup_size = [64 : index, 1 : index, 1 : index], subgroup_size = 32>\n")
+EXECUTABLE = ("hal.executable private @{name} {{\n"
+              "  hal.executable.variant public @cuda_nvptx_fb target(<\"cuda\", \"cuda-nvptx-fb\">) {{\n"
+              + EXPORT +
+              "    builtin.module {{\n"
+              "      func.func @{name}_elementwise_4_f32() {{\n"
+              "        %cst = arith.constant {value} : f32\n"
+              "        return\n"
+              "      }}\n"
+              "    }}\n"
+              "  }}\n"
+              "}}")
+
+
+def executable(name: str, value: str = "1.0") -> str:
+    return EXECUTABLE.format(name=name, value=value)
+
+
+def program(*executables: str) -> str:
+    body = "".join("\n".join("  " + line for line in e.split("\n")) + "\n" for e in executables)
+    return ("module attributes {stream.affinity.default = 1 : i32} {\n" + body +
+            "  util.func public @main() {\n    util.return\n  }\n}\n")
+
+
+def test_splits_a_program_into_its_executables():
+    text = program(executable("main_dispatch_1"), executable("main_dispatch_10"))
+    found = split_program(text)
+    assert [e.name for e in found] == ["main_dispatch_1", "main_dispatch_10"]
+    assert found[0].visibility == "private" and found[0].indent == "  "
+    assert found[0].text == executable("main_dispatch_1")
+    assert text[found[1].start:found[1].end].startswith("  hal.executable private @main_dispatch_10")
+
+
+def test_normalizing_replaces_the_own_name_only_as_a_whole_symbol():
+    text = executable("main_dispatch_1").replace("1.0 : f32", "1.0 : f32 // main_dispatch_10 xmain_dispatch_1")
+    normalized = ExecutableSource("main_dispatch_1", "private", text, 0, len(text)).normalized()
+    assert normalized.startswith(f"hal.executable public @{codegen_cache.PLACEHOLDER} {{")
+    assert f"@{codegen_cache.PLACEHOLDER}_elementwise_4_f32" in normalized
+    assert "main_dispatch_10 xmain_dispatch_1" in normalized
+
+
+def test_renumbered_executables_share_a_key_changed_ones_do_not():
+    def key(name, value="1.0", flags=("--x",), version="3.13"):
+        e = split_program(program(executable(name, value)))[0]
+        return entry_key(e.normalized(), version, list(flags))
+    assert key("main_dispatch_3") == key("main_dispatch_5")
+    assert key("main_dispatch_3") != key("main_dispatch_3", value="2.0")
+    assert key("main_dispatch_3") != key("main_dispatch_3", flags=("--y",))
+    assert key("main_dispatch_3") != key("main_dispatch_3", version="3.14")
+
+
+@pytest.mark.parametrize("edit, reason", [
+    (lambda t: t.replace("@main_dispatch_0 {", '@"main-dispatch" {'), "quoting"),
+    (lambda t: t.replace("target(<", "objects([#hal.executable.object<{path = \"k.ptx\"}>]) target(<"),
+     "external objects"),
+    (lambda t: t.replace("1.0 : f32", "dense_resource<blob> : tensor<4xf32>"), "resources"),
+])
+def test_executables_that_stay_with_the_modules_compile(edit, reason):
+    found = split_program(program(edit(executable("main_dispatch_0"))))
+    assert reason in found[0].not_cacheable()
+
+
+def test_the_code_is_cut_and_the_export_kept_whole():
+    stripped = codegen_cache.without_code(program(executable("cached_x")), "cached_x")
+    assert "builtin.module" not in stripped and "func.func" not in stripped
+    assert EXPORT.format(name="cached_x") in stripped + "\n"
+
+
+def test_a_stand_in_links_its_binary_and_keeps_the_export(tmp_path):
+    key = "ab" * 32
+    entry = codegen_cache.Entry(tmp_path, key, ".ptx")
+    name = codegen_cache.compiled_name(key)
+    entry.binary.write_text(f".visible .entry {name}_elementwise_4_f32(\n .param .u64 {name}_elementwise_4_f32_param_0\n")
+    entry.translated.write_text(codegen_cache.without_code(program(executable(name)), name))
+    target = split_program(program(executable("main$async_dispatch_2")))[0]
+    text = codegen_cache.stand_in(entry, target)
+    assert text.startswith("hal.executable private @main$async_dispatch_2 {\n")
+    ptx = (".visible .entry main_async_dispatch_2_elementwise_4_f32(\n"
+           " .param .u64 main_async_dispatch_2_elementwise_4_f32_param_0\n").encode()
+    assert ('hal.executable.variant public @cuda_nvptx_fb target(<"cuda", "cuda-nvptx-fb">) '
+            f'objects([#hal.executable.object<{{data = dense<"0x{ptx.hex().upper()}"> : '
+            f'vector<{len(ptx)}xi8>}}>]) {{') in text
+    assert EXPORT.format(name="main$async_dispatch_2") in text + "\n"
+
+
+def test_assembling_replaces_planned_executables_only(tmp_path):
+    text = program(executable("main_dispatch_0"), executable("main_dispatch_1", "2.0"))
+    plan = codegen_cache.plan(text, "llvm-cpu", tmp_path, "v", [], substituted={"main_dispatch_1"})
+    assert list(plan.entries) == ["main_dispatch_0"] and len(plan.misses) == 1
+    entry, source = plan.misses[0]
+    name = codegen_cache.compiled_name(entry.key)
+    assert f"@{name} {{" in source and f"@{name}_elementwise_4_f32" in source
+    entry.translated.write_text(executable(name).replace("private", "public", 1)
+                                .replace("%cst", "%translated"))
+    assembled = codegen_cache.assemble(text, plan)
+    assert assembled.count("%translated") == 1 and "2.0 : f32" in assembled
+    assert [e.name for e in split_program(assembled)] == ["main_dispatch_0", "main_dispatch_1"]
+    assert codegen_cache.plan(text, "llvm-cpu", tmp_path, "v", []).hits == 1
+
+
+@pytest.mark.skipif(not toolchains.iree_compile(), reason="needs iree-compile")
+def test_compiled_entries_stand_in_under_any_name(tmp_path):
+    """Real iree-compile, Vulkan: each entry's SPIR-V is renamed to the executable it stands in for."""
+    flags = tmp_path / "options.flags"
+    flags.write_text("\n".join(TARGETS["vulkan"].compile_flags) + "\n")
+    argv = [toolchains.iree_compile(), str(REPO / "models/mlp.mlir"), f"@{flags}",
+            "--compile-to=executable-sources", "--mlir-print-local-scope", "-o", "-"]
+    text = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+    plan = codegen_cache.plan(text, "vulkan", tmp_path / "cache", "v", [])
+    assert len(plan.misses) == 2
+    codegen_cache.compile_entries(codegen_cache.Compiler(toolchains.iree_compile(), (str(flags),)),
+                                  plan.misses, jobs=2)
+    assembled = codegen_cache.assemble(text, plan)
+    data = re.findall(r'objects\(\[#hal\.executable\.object<\{data = dense<"0x([0-9A-F]+)">', assembled)
+    assert len(data) == 2
+    module = spirv.read_spirv(bytes.fromhex(data[1]), "spv")
+    assert module.entry_points == ("main_dispatch_1_reduction_4x16_f32",)
+    assert codegen_cache.plan(text, "vulkan", tmp_path / "cache", "v", []).misses == []
+
+
+def test_a_refused_entry_leaves_its_executable_to_the_modules_compile(tmp_path):
+    text = program(executable("main_dispatch_0"))
+    key = next(iter(codegen_cache.plan(text, "vulkan", tmp_path, "v", []).entries.values())).key
+    (tmp_path / f"{key}.refused").write_text("an external Vulkan variant loses its subgroup_size\n")
+    plan = codegen_cache.plan(text, "vulkan", tmp_path, "v", [])
+    assert plan.entries == {} and plan.misses == []
+    assert codegen_cache.assemble(text, plan) == text
+
+
+@pytest.mark.parametrize("suffix, refused", [(".spv", True), (".ptx", False)])
+def test_only_vulkan_refuses_an_export_with_a_subgroup_size(tmp_path, suffix, refused):
+    key = "cd" * 32
+    name = codegen_cache.compiled_name(key)
+    entry = codegen_cache.Entry(tmp_path, key, suffix)
+    binary = tmp_path / f"module_{name}_variant{suffix}"
+    binary.write_bytes(b"binary")
+    codegen_cache._store(entry, "source", program(executable(name)), [binary])
+    assert entry.refused.is_file() == refused and entry.exists() != refused
