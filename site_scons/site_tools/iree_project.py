@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
 import SCons.Action
@@ -50,6 +51,8 @@ def _variables(env) -> Variables:
     variables.Add("MANIFESTS", "glob of kernel manifests, relative to the repository root",
                   "kernels/**/*.toml")
     variables.Add(BoolVariable("VERBOSE", "print full command lines", False))
+    variables.Add(BoolVariable("PROGRESS", "show a spinner while SCons looks at nodes "
+                               "(default: when the output is a terminal)", sys.stdout.isatty()))
     variables.Add(EnumVariable("CUDA_COMPILER", "compiler of .cu kernels", "nvcc",
                                allowed_values=("nvcc", "clang")))
     variables.Add("CUDA_ARCH", "GPU architecture .cu kernels are compiled and checked for",
@@ -96,6 +99,8 @@ def declare_project(env, manifests=None):
                     ESCAPE=lambda arg: arg)
     if not env["VERBOSE"]:
         env.Replace(**SHORT_COMSTRS)
+    if env["PROGRESS"]:
+        SCons.Script.Progress(["-\r", "\\\r", "|\r", "/\r"], interval=25)
     env.IreeCacheDir()
     root = Path(env.Dir("#").abspath)
     if manifests is None:
