@@ -19,30 +19,18 @@ import subprocess
 import numpy as np
 import pytest
 
-from conftest import REPO, SCONS
-from iree_kernels import checks, runtime, toolchains
-from iree_kernels.manifest import load_project
+from conftest import REPO
+from cuda_models import NEEDS_CUDA, RUN_MODULE, build_cuda_modules, cuda_models
+from iree_kernels import checks
 
-RUN_MODULE = toolchains.iree_tool("iree-run-module") or "iree-run-module"
 CACHED = REPO / "build/codegen-cached"
-pytestmark = [
-    pytest.mark.gpu,
-    pytest.mark.skipif("cuda" not in runtime.available_drivers(RUN_MODULE),
-                       reason="no CUDA device (iree-run-module --list_devices)"),
-]
-
-
-def cuda_models():
-    project = load_project(REPO, sorted((REPO / "kernels").glob("**/*.toml")))
-    return [m for m in project.models.values() if "cuda" in m.targets and m.expected]
+pytestmark = NEEDS_CUDA
 
 
 @pytest.fixture(scope="module", autouse=True)
 def cuda_modules():
-    if toolchains.iree_compile() and SCONS.exists():
-        subprocess.run([str(SCONS), "-Q", "IREE_TARGETS=cuda"], cwd=REPO, check=True)
-        subprocess.run([str(SCONS), "-Q", "IREE_TARGETS=cuda", "EXECUTABLE_CACHE=cuda",
-                        f"BUILD_DIR={CACHED.relative_to(REPO)}"], cwd=REPO, check=True)
+    build_cuda_modules()
+    build_cuda_modules("EXECUTABLE_CACHE=cuda", f"BUILD_DIR={CACHED.relative_to(REPO)}")
 
 
 def outputs(module, case, tmp_path) -> list[np.ndarray]:

@@ -1,0 +1,29 @@
+"""What the GPU tests share: the CUDA-device condition and the demo models they run."""
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from conftest import REPO, SCONS
+from iree_kernels import runtime, toolchains
+from iree_kernels.manifest import load_project
+
+RUN_MODULE = toolchains.iree_tool("iree-run-module") or "iree-run-module"
+NEEDS_CUDA = [
+    pytest.mark.gpu,
+    pytest.mark.skipif("cuda" not in runtime.available_drivers(RUN_MODULE),
+                       reason="no CUDA device (iree-run-module --list_devices)"),
+]
+
+
+def cuda_models():
+    """Every demo model built for cuda that has expected outputs."""
+    project = load_project(REPO, sorted((REPO / "kernels").glob("**/*.toml")))
+    return [m for m in project.models.values() if "cuda" in m.targets and m.expected]
+
+
+def build_cuda_modules(*arguments: str) -> None:
+    """Build with scons where iree-compile is installed; a runtime-only GPU machine uses build/."""
+    if toolchains.iree_compile() and SCONS.exists():
+        subprocess.run([str(SCONS), "-Q", "IREE_TARGETS=cuda", *arguments], cwd=REPO, check=True)
