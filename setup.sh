@@ -21,7 +21,8 @@ fi
 
 venv=$repo/.venv
 [[ -x $venv/bin/python ]] || python3 -m venv "$venv"
-want=$(cat requirements.txt requirements-cuda.txt | sha256sum | cut -d' ' -f1)
+want=$( (cat requirements.txt requirements-cuda.txt; command -v nvcc || echo "no nvcc on PATH") \
+        | sha256sum | cut -d' ' -f1)
 have=$(cat "$venv/.requirements.sha256" 2>/dev/null || true)
 if [[ $want != "$have" ]]; then
   echo "setup: installing Python packages into .venv"

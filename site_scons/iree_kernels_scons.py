@@ -13,8 +13,14 @@ import tempfile
 
 import SCons.Errors
 import SCons.Scanner
+import SCons.Subst
 
 from iree_kernels.errors import UserError
+
+
+def program(path: str):
+    """A program's path as one command-line word, even where it holds a space."""
+    return SCons.Subst.Literal(path) if any(c.isspace() for c in path) else path
 
 
 _INCLUDE_RE = r'^[ \t]*#[ \t]*include[ \t]*(<|")([^>"]+)(>|")'

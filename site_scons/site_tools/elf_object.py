@@ -23,12 +23,12 @@ import SCons.Builder
 import SCons.Util
 
 from iree_kernels import toolchains
-from iree_kernels_scons import include_scanner
+from iree_kernels_scons import program, include_scanner
 
 
 def generate(env):
     env.SetDefault(
-        ELF_CC=toolchains.on_path("clang") or "clang",
+        ELF_CC=program(toolchains.on_path("clang") or "clang"),
         ELF_TARGET="x86_64-unknown-unknown-eabi-elf",
         ELF_CFLAGS=SCons.Util.CLVar("-std=c17 -O2 -ffreestanding -fvisibility=hidden -fno-plt "
                                     "-fdata-sections -ffunction-sections"),

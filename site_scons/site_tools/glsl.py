@@ -23,7 +23,7 @@ import SCons.Builder
 import SCons.Util
 
 from iree_kernels import toolchains
-from iree_kernels_scons import include_scanner
+from iree_kernels_scons import program, include_scanner
 
 
 def generate(env):
@@ -32,9 +32,9 @@ def generate(env):
         GLSL_TARGET_ENV="vulkan1.0",
         GLSL_CPPPATH=[],
         GLSL_CPPDEFINES=[],
-        GLSLANG=toolchains.on_path("glslangValidator") or "glslangValidator",
+        GLSLANG=program(toolchains.on_path("glslangValidator") or "glslangValidator"),
         GLSLANGFLAGS=SCons.Util.CLVar(""),
-        GLSLC=toolchains.on_path("glslc") or "glslc",
+        GLSLC=program(toolchains.on_path("glslc") or "glslc"),
         GLSLCFLAGS=SCons.Util.CLVar("-O"),
         _GLSL_INCFLAGS='${_concat("-I", GLSL_CPPPATH, "", __env__, RDirs, TARGET, SOURCE)}',
         _GLSL_DEFFLAGS='${_defines("-D", GLSL_CPPDEFINES, "", __env__, TARGET, SOURCE)}',

@@ -83,6 +83,7 @@ def declare_cached_module(env, module, model: str, target: str, folder, options,
                                      **short)
     cache = env.Dir(env.subst("$CODEGEN_CACHE_DIR")).Dir(target)
     spec = {"target": target, "cache": cache.get_path(),
+            "compiler": toolchains.version(env.subst("$IREE_COMPILE")),
             "substituted": sorted({s.executable for s in subs}),
             "library": iree_kernels.fingerprint()}
     # Named like the model: iree-compile names what it links after the input file.
@@ -137,7 +138,7 @@ def generate(env):
          "checkouts", "$BUILD_DIR/codegen-cache"),
     ])
     env.SetDefault(
-        IREE_PROGRAMCOM="$IREE_COMPILE ${SOURCES[0]} $_IREE_FLAGFILES "
+        IREE_PROGRAMCOM="$( $IREE_COMPILE $) ${SOURCES[0]} $_IREE_FLAGFILES "
                         "--compile-to=executable-sources --mlir-print-local-scope -o $TARGET",
         IREE_PROGRAMCOMSTR="Dumping the program at the executable-sources phase to $TARGET",
         IREE_SPLICECOMSTR="Splicing cached executables into $TARGET",

@@ -21,6 +21,7 @@ import SCons.Scanner
 import SCons.Util
 
 from iree_kernels import toolchains
+from iree_kernels_scons import program
 
 _SUBSTITUTE_RE = re.compile(r"^--iree-hal-substitute-executable-(?:source|object|configuration)=[^=]+=(.+)$")
 _OBJECT_PATH_RE = re.compile(r"#hal\.executable\.object<\{[^}]*?path\s*=\s*\"([^\"]+)\"")
@@ -57,7 +58,7 @@ def _flag_file_args(target, source, env, for_signature):
 
 def generate(env):
     env.SetDefault(
-        IREE_COMPILE=toolchains.iree_compile() or "iree-compile",
+        IREE_COMPILE=program(toolchains.iree_compile() or "iree-compile"),
         IREE_COMPILEFLAGS=SCons.Util.CLVar(""),
         _IREE_FLAGFILES=_flag_file_args,
         IREE_COMPILECOM="$( $IREE_COMPILE $) ${SOURCES[0]} $_IREE_FLAGFILES $IREE_COMPILEFLAGS -o $TARGET",

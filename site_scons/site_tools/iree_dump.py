@@ -53,7 +53,11 @@ def _run(argv: list[str], model: str) -> None:
 
 def _dump_emitter(target, source, env):
     env.Clean(target[0], target[0].dir)
-    return target, source
+    translated = target[0].dir.File("executables.targets.mlir")
+    # The dump folders are not targets: make them whole on every 'scons dump'.
+    env.AlwaysBuild(target[0])
+    env.NoCache([target[0], translated])
+    return [target[0], translated], source
 
 
 def generate(env):

@@ -9,6 +9,7 @@ variables are listed by ``scons -h``.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import sys
@@ -85,6 +86,19 @@ def _fail(message: str) -> None:
     SCons.Script.Exit(2)
 
 
+def _matches_glob(path: str, pattern: str) -> bool:
+    """Whether ``path`` is one Path.glob(``pattern``) would find, were it there."""
+    regex = ""
+    for part in re.split(r"(\*\*/|\*|\?)", pattern):
+        regex += {"**/": "(?:.*/)?", "*": "[^/]*", "?": "[^/]"}.get(part, re.escape(part))
+    return re.fullmatch(regex, path) is not None
+
+
+def _check_settings(env) -> None:
+    if not re.fullmatch(r"\d+\.\d+", env["PTX_ISA_VERSION"]):
+        _fail(f"PTX_ISA_VERSION={env['PTX_ISA_VERSION']}: expected MAJOR.MINOR, e.g. 9.0")
+
+
 def _selected_targets(env) -> list[str]:
     selected = [t.strip() for t in env["IREE_TARGETS"].split(",") if t.strip()]
     for t in selected:
@@ -110,19 +124,23 @@ def declare_project(env, manifests=None):
     except UserError as e:
         _fail(str(e))
     build = env.Dir(f"#{env['BUILD_DIR']}")
-    env["_IREE_KERNEL_CHECKS"] = _kernel_checks(env)
+    env["_IREE_KERNEL_CHECKS"] = _kernel_checks(env, project)
+    _check_settings(env)
     selected = _selected_targets(env)
-    modules, checks, released = [], [], []
+    modules, check_nodes, released = [], [], []
     for model in project.models.values():
         for target in model.targets:
             if target not in selected:
                 continue
             module, check, release = _declare_module(env, project, model, target, build)
             modules.append(module)
-            checks.append(check)
+            check_nodes.append(check)
             released.append(release)
     env.Alias("modules", modules)
-    env.Alias("check", checks)
+    env.Alias("check", check_nodes)
+    if env["SCAFFOLD"] and not _matches_glob(env["SCAFFOLD_MANIFEST"], env["MANIFESTS"]):
+        _fail(f"SCAFFOLD_MANIFEST={env['SCAFFOLD_MANIFEST']} is not one of the manifests the "
+              f"build reads (MANIFESTS={env['MANIFESTS']}); its entry would be ignored")
     if env["SCAFFOLD"] and not env.Alias("scaffold")[0].sources:
         _fail(f"SCAFFOLD={env['SCAFFOLD']}: expected MODEL/TARGET/EXECUTABLE of a declared "
               f"model and target; models: {', '.join(sorted(project.models))}")
@@ -192,11 +210,16 @@ def _declare_benchmark_report(env, build):
     env.Alias("bench", report)
 
 
-def _kernel_checks(env) -> dict:
-    return {"ptxas": toolchains.ptxas() or "", "cuda_arch": env["CUDA_ARCH"],
+def _kernel_checks(env, project) -> dict:
+    """The checkers of compiled kernels; their versions decide when checks run again."""
+    suffixes = {kernel_kind(s.file).compiles_to or Path(s.file).suffix
+                for s in project.substitutions}
+    ptxas, spirv_val = toolchains.ptxas() or "", toolchains.on_path("spirv-val") or ""
+    return {"ptxas": ptxas, "cuda_arch": env["CUDA_ARCH"],
             "ptx_isa_version": env["PTX_ISA_VERSION"],
-            "spirv_val": toolchains.on_path("spirv-val") or "",
-            "spirv_target_env": env["GLSL_TARGET_ENV"]}
+            "spirv_val": spirv_val, "spirv_target_env": env["GLSL_TARGET_ENV"],
+            "versions": [toolchains.version(ptxas) if ptxas and ".ptx" in suffixes else "",
+                         toolchains.version(spirv_val) if spirv_val and ".spv" in suffixes else ""]}
 
 
 def _declare_kernel(env, sub, dump, here, build) -> dict:
@@ -216,6 +239,9 @@ def _declare_compiled_kernel(env, sub, dump, here, build):
     if compiles_to is None:
         return source
     built = build.File(Path(sub.file).with_suffix(compiles_to).as_posix())
+    if built.has_builder() and built.sources[0] != source:
+        _fail(f"{sub.origin.file}:{sub.origin.line}: {sub.origin.entry}: {sub.file} and "
+              f"{built.sources[0]} would both compile to {built}; rename one of them")
     compiler = _compiler(env, compiles_to)
     if compiler and not compiler[1]:
         return _missing_tool(env, built, source, compiler[0])
@@ -280,7 +306,11 @@ def _declare_defaults(env, modules, build):
 
 
 def _file_name(executable: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", executable)
+    """A file name for ``executable``; names that had to change get a hash, so none collide."""
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", executable)
+    if name == executable:
+        return name
+    return f"{name}-{hashlib.sha256(executable.encode()).hexdigest()[:8]}"
 
 
 def _skipped(env, name, message):
@@ -302,13 +332,16 @@ def _declare_check(env, model, target, module, here):
     if driver not in runtime.available_drivers(run_module):
         return _skipped(env, name, f"check: skipped {module[0]}: no '{driver}' device on "
                         "this machine (iree-run-module --list_devices)")
-    check = env.IreeCheck(module[0].target_from_source("", ".check"),
-                          [module, model.expected],
-                          IREE_RUN_DEVICE=target.run_device, IREE_RUN_TARGET=target.name)
     try:
         cases = checks.load_cases(model.expected, target.name)
     except UserError as e:
         _fail(str(e))
+    if not cases:
+        return _skipped(env, name, f"check: skipped {module[0]}: no case of {model.expected} "
+                        f"applies to target '{target.name}'")
+    check = env.IreeCheck(module[0].target_from_source("", ".check"),
+                          [module, model.expected],
+                          IREE_RUN_DEVICE=target.run_device, IREE_RUN_TARGET=target.name)
     env.Depends(check, [env.File(f"#{path}") for path in checks.referenced_files(cases)])
     env.NoCache(check)      # a check says what this machine's device computes
     return check

@@ -30,6 +30,8 @@ def write_scaffold(target, source, env):
                         f"{', '.join(sorted(found))}")
     translated_file = listing.with_name("executables.targets.mlir")
     translated = executables.read_executables(translated_file.read_text(), str(translated_file))
+    if name not in translated:
+        raise UserError(f"SCAFFOLD: executable '{name}' is missing from {translated_file}")
     dumped = sorted(listing.parent.glob(f"sources/*_{name}.mlir"))
     result = scaffold.skeleton(spec["language"], spec["model"], spec["target"], found[name],
                                translated[name], dumped[0].read_text() if dumped else "")

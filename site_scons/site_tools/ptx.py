@@ -26,7 +26,7 @@ import SCons.Util
 
 import iree_kernels
 from iree_kernels import toolchains
-from iree_kernels_scons import include_scanner
+from iree_kernels_scons import program, include_scanner
 
 CLANG_PRELUDE = Path(iree_kernels.__file__).parent / "data" / "clang_cuda_prelude.h"
 
@@ -36,11 +36,11 @@ def generate(env):
         CUDA_ARCH="sm_80",
         CUDA_CPPPATH=[],
         CUDA_CPPDEFINES=[],
-        NVCC=toolchains.nvcc() or "nvcc",
+        NVCC=program(toolchains.nvcc() or "nvcc"),
         NVCCFLAGS=SCons.Util.CLVar("-O3"),
-        CLANG_CUDA=toolchains.on_path("clang") or "clang",
+        CLANG_CUDA=program(toolchains.on_path("clang") or "clang"),
         CLANG_CUDAFLAGS=SCons.Util.CLVar("-O3"),
-        CLANG_CUDA_PRELUDE=str(CLANG_PRELUDE),
+        CLANG_CUDA_PRELUDE=program(str(CLANG_PRELUDE)),
         _CUDA_INCFLAGS='${_concat("-I", CUDA_CPPPATH, "", __env__, RDirs, TARGET, SOURCE)}',
         _CUDA_DEFFLAGS='${_defines("-D", CUDA_CPPDEFINES, "", __env__, TARGET, SOURCE)}',
         PTX_NVCCCOM="$( $NVCC $) -ptx -arch=$CUDA_ARCH $NVCCFLAGS $_CUDA_INCFLAGS $_CUDA_DEFFLAGS "

@@ -179,6 +179,15 @@ CASES = [
          "nvcc is not installed: ./setup.sh installs the nvidia-cuda-nvcc wheel where no nvcc is on "
          "PATH; or set NVCC=/path/to/nvcc; not built: build/cuda/ew.vmfb",
          files={"kernels/k.cu": CUDA}, env={"NVCC": "/nonexistent/nvcc"}, absent="build/cuda/ew.vmfb"),
+    Case("ptx-isa-version-malformed", BASE, "PTX_ISA_VERSION=9: expected MAJOR.MINOR, e.g. 9.0",
+         args=("PTX_ISA_VERSION=9",)),
+    Case("two-kernels-one-output", BASE + sub(target="vulkan", file="kernels/k.glsl", **EW)
+         + sub(target="vulkan", file="kernels/k.comp", executable="main_dispatch_1"),
+         "kernels/k.glsl and kernels/k.comp would both compile to build/kernels/k.spv; rename one",
+         files={"kernels/k.glsl": GLSL, "kernels/k.comp": GLSL}),
+    Case("scaffold-into-an-unread-manifest", BASE, "SCAFFOLD_MANIFEST=other/x.toml is not one of "
+         "the manifests the build reads", args=("scaffold", "SCAFFOLD=mlp/cuda/main_dispatch_0",
+                                                "SCAFFOLD_MANIFEST=other/x.toml")),
     Case("wrong-expected-output", BASE, "models/mlp.expected.toml: [[case]] #1: build/llvm-cpu/mlp.vmfb "
          "on device 'local-sync' does not produce the expected outputs of @main",
          files={"models/mlp.expected.toml": '[[case]]\nfunction = "main"\ninputs = ["4x8xf32=1", '

@@ -114,3 +114,14 @@ file = "kernels/edit.mlir"
     assert run_module(project.root / "build/llvm-cpu/mlp.vmfb", "local-sync", "main$async",
                       ["4x8xf32=1", "8x16xf32=0.5", "16xf32=-1 0 1 2 -1 0 1 2 -1 0 1 2 -1 0 1 2"]) \
         == "4xf32=344 344 344 344"
+
+
+def test_a_program_path_with_a_space(project, tmp_path, monkeypatch):
+    elsewhere = tmp_path / "My Tools" / "bin"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "iree-compile").symlink_to(toolchains.iree_compile())
+    monkeypatch.setenv("IREE_COMPILE", str(elsewhere / "iree-compile"))
+    project.copy(REPO / "models/mlp.mlir", "models/mlp.mlir")
+    project.write("kernels/demo.toml", '[models.mlp]\nsource = "models/mlp.mlir"\n'
+                                      'targets = ["llvm-cpu"]\n')
+    assert project.scons().ran("IREE") == ["build/llvm-cpu/mlp.vmfb"]

@@ -170,3 +170,11 @@ def test_manifest_errors_of_wrapped_entries(wrapped, edit, message):
     build = wrapped.scons(expect_ok=False)
     assert build.returncode == 2
     assert message in build.output
+
+
+@needs_clang
+def test_an_unrelated_manifest_edit_recompiles_nothing(wrapped):
+    wrapped.scons("IREE_TARGETS=llvm-cpu")
+    wrapped.write("kernels/demo.toml", "# a comment moves every line\n\n" + MANIFEST)
+    rebuild = wrapped.scons("IREE_TARGETS=llvm-cpu")
+    assert rebuild.ran("IREE") == [] and rebuild.ran("CC") == []
