@@ -9,13 +9,20 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 
 import SCons.Errors
+import SCons.Script
 import SCons.Scanner
 import SCons.Subst
 
 from iree_kernels.errors import UserError
+from iree_kernels.files import write_atomically  # noqa: F401 (the tools' writer)
+
+
+def fail(message: str) -> None:
+    """Stop while reading the SConscripts: one error line, exit status 2."""
+    print(f"scons: *** {message}")
+    SCons.Script.Exit(2)
 
 
 def program(path: str):
@@ -44,22 +51,6 @@ def reporting_user_errors(action_function):
                     os.remove(path)
             raise SCons.Errors.BuildError(node=target[0], errstr=str(e), exitstatus=2) from None
     return wrapper
-
-
-def write_atomically(path: str, content: str | bytes) -> None:
-    """Write ``content`` to ``path`` so that an interrupted build never leaves half a file."""
-    directory = os.path.dirname(path) or "."
-    os.makedirs(directory, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=os.path.basename(path))
-    try:
-        binary = isinstance(content, bytes)
-        with os.fdopen(fd, "wb" if binary else "w", encoding=None if binary else "utf-8") as f:
-            f.write(content)
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.remove(temporary)
-        raise
 
 
 def spawn_without_shell(sh, escape, cmd, args, env):

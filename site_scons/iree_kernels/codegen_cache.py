@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import spirv
+from .files import write_atomically
 from .errors import UserError
 from .render import render
 
@@ -361,15 +362,5 @@ def _store(entry: Entry, source: str, translated: str, binaries: list[Path]) -> 
 
 
 def _replace(path: Path, content: bytes) -> None:
-    """Write ``content`` aside, readable by every user of a shared cache, then move it in place."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(content)
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.remove(temporary)
-        raise
+    """Write ``content`` whole, readable by every user of a shared cache."""
+    write_atomically(path, content, mode=0o644)

@@ -27,13 +27,13 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 
 import SCons.Action
 import SCons.CacheDir
 import SCons.Script
 from SCons.Script import BoolVariable
 
+from iree_kernels.files import write_atomically
 from iree_kernels.release import sha256_file
 
 DIGEST_SUFFIX = ".sha256"
@@ -64,17 +64,8 @@ def content_problem(path: str, recorded: str) -> str | None:
 
 
 def _write_digest(path: str, digest: str) -> None:
-    """Write the digest file whole and readable by every user of the cache, then move it in place."""
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    fd, temporary = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
-    try:
-        with os.fdopen(fd, "w", encoding="ascii") as f:
-            f.write(digest + "\n")
-        os.chmod(temporary, DIGEST_MODE)
-        os.replace(temporary, path)
-    except BaseException:
-        _remove(temporary)
-        raise
+    """Write the digest file whole and readable by every user of the cache."""
+    write_atomically(path, digest + "\n", mode=DIGEST_MODE)
 
 
 def _remove(path: str) -> bool:

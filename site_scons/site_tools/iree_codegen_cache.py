@@ -42,7 +42,7 @@ import SCons.Script
 import iree_kernels
 from iree_kernels import codegen_cache, toolchains
 from iree_kernels.errors import UserError
-from iree_kernels_scons import reporting_user_errors, write_atomically
+from iree_kernels_scons import fail, reporting_user_errors, write_atomically
 
 DEFAULT_TARGETS: tuple[str, ...] = ()       # where the cache is on unless EXECUTABLE_CACHE says
 SHORT_COMSTRS = {"IREE_PROGRAMCOMSTR": "DUMP     $TARGET",
@@ -73,8 +73,7 @@ def declare_cached_module(env, module, model: str, target: str, folder, options,
     try:
         enabled = cached_targets(env["EXECUTABLE_CACHE"])
     except UserError as e:
-        print(f"scons: *** {e}")
-        SCons.Script.Exit(2)
+        fail(str(e))
     if target not in enabled:
         return None
     short = {} if env["VERBOSE"] else SHORT_COMSTRS

@@ -25,7 +25,7 @@ from iree_kernels import checks, runtime, toolchains
 from iree_kernels.errors import UserError
 from iree_kernels.manifest import load_project
 from iree_kernels.targets import REPRODUCIBLE_FLAGS, TARGETS, kernel_kind
-from iree_kernels_scons import pspawn_without_shell, spawn_without_shell
+from iree_kernels_scons import fail, pspawn_without_shell, spawn_without_shell
 
 SHORT_COMSTRS = {
     "IREE_COMPILECOMSTR": "IREE     $TARGET",
@@ -77,13 +77,8 @@ def _variables(env) -> Variables:
     variables.Update(env)
     SCons.Script.Help(variables.GenerateHelpText(env), append=True)
     for key in variables.UnknownVariables():
-        _fail(f"unknown command-line variable '{key}'; see scons -h")
+        fail(f"unknown command-line variable '{key}'; see scons -h")
     return variables
-
-
-def _fail(message: str) -> None:
-    print(f"scons: *** {message}")
-    SCons.Script.Exit(2)
 
 
 def _matches_glob(path: str, pattern: str) -> bool:
@@ -96,14 +91,14 @@ def _matches_glob(path: str, pattern: str) -> bool:
 
 def _check_settings(env) -> None:
     if not re.fullmatch(r"\d+\.\d+", env["PTX_ISA_VERSION"]):
-        _fail(f"PTX_ISA_VERSION={env['PTX_ISA_VERSION']}: expected MAJOR.MINOR, e.g. 9.0")
+        fail(f"PTX_ISA_VERSION={env['PTX_ISA_VERSION']}: expected MAJOR.MINOR, e.g. 9.0")
 
 
 def _selected_targets(env) -> list[str]:
     selected = [t.strip() for t in env["IREE_TARGETS"].split(",") if t.strip()]
     for t in selected:
         if t not in TARGETS:
-            _fail(f"IREE_TARGETS: unknown target '{t}'; known targets: {', '.join(TARGETS)}")
+            fail(f"IREE_TARGETS: unknown target '{t}'; known targets: {', '.join(TARGETS)}")
     return selected
 
 
@@ -122,7 +117,7 @@ def declare_project(env, manifests=None):
     try:
         project = load_project(root, manifests)
     except UserError as e:
-        _fail(str(e))
+        fail(str(e))
     build = env.Dir(f"#{env['BUILD_DIR']}")
     env["_IREE_KERNEL_CHECKS"] = _kernel_checks(env, project)
     _check_settings(env)
@@ -139,10 +134,10 @@ def declare_project(env, manifests=None):
     env.Alias("modules", modules)
     env.Alias("check", check_nodes)
     if env["SCAFFOLD"] and not _matches_glob(env["SCAFFOLD_MANIFEST"], env["MANIFESTS"]):
-        _fail(f"SCAFFOLD_MANIFEST={env['SCAFFOLD_MANIFEST']} is not one of the manifests the "
+        fail(f"SCAFFOLD_MANIFEST={env['SCAFFOLD_MANIFEST']} is not one of the manifests the "
               f"build reads (MANIFESTS={env['MANIFESTS']}); its entry would be ignored")
     if env["SCAFFOLD"] and not env.Alias("scaffold")[0].sources:
-        _fail(f"SCAFFOLD={env['SCAFFOLD']}: expected MODEL/TARGET/EXECUTABLE of a declared "
+        fail(f"SCAFFOLD={env['SCAFFOLD']}: expected MODEL/TARGET/EXECUTABLE of a declared "
               f"model and target; models: {', '.join(sorted(project.models))}")
     _declare_benchmark_report(env, build)
     env.IreeRelease(released)
@@ -240,7 +235,7 @@ def _declare_compiled_kernel(env, sub, dump, here, build):
         return source
     built = build.File(Path(sub.file).with_suffix(compiles_to).as_posix())
     if built.has_builder() and built.sources[0] != source:
-        _fail(f"{sub.origin.file}:{sub.origin.line}: {sub.origin.entry}: {sub.file} and "
+        fail(f"{sub.origin.file}:{sub.origin.line}: {sub.origin.entry}: {sub.file} and "
               f"{built.sources[0]} would both compile to {built}; rename one of them")
     compiler = _compiler(env, compiles_to)
     if compiler and not compiler[1]:
@@ -335,7 +330,7 @@ def _declare_check(env, model, target, module, here):
     try:
         cases = checks.load_cases(model.expected, target.name)
     except UserError as e:
-        _fail(str(e))
+        fail(str(e))
     if not cases:
         return _skipped(env, name, f"check: skipped {module[0]}: no case of {model.expected} "
                         f"applies to target '{target.name}'")

@@ -36,7 +36,7 @@ import SCons.Subst
 
 from iree_kernels import release, toolchains
 from iree_kernels.errors import UserError
-from iree_kernels_scons import reporting_user_errors, write_atomically
+from iree_kernels_scons import fail, reporting_user_errors, write_atomically
 
 
 @dataclass(frozen=True)
@@ -158,11 +158,6 @@ def verify(target, source, env):
     write_atomically(target[0].abspath, text)
 
 
-def _fail(message: str) -> None:
-    print(f"scons: *** {message}")
-    SCons.Script.Exit(2)
-
-
 def _check_source_date_epoch() -> None:
     """Refuse a malformed $SOURCE_DATE_EPOCH now, not halfway through a build."""
     text = os.environ.get("SOURCE_DATE_EPOCH", "")
@@ -170,7 +165,7 @@ def _check_source_date_epoch() -> None:
         try:
             release.parse_epoch(text)
         except UserError as e:
-            _fail(str(e))
+            fail(str(e))
 
 
 def _spec(root: str, declared: dict, tools: dict) -> dict:
@@ -222,13 +217,13 @@ def declare_release(env, modules: list[dict]):
 
 def _declare_verification(env, here, specs: list[dict], inputs: list[list]):
     if not env.get("ARCHIVE"):
-        _fail("verify-release needs the archive to check: scons verify-release "
+        fail("verify-release needs the archive to check: scons verify-release "
               "ARCHIVE=path/to/release.tar.gz")
     path = os.path.join(SCons.Script.GetLaunchDir(), os.path.expanduser(env["ARCHIVE"]))
     try:
         archived = release.read_release(path)
     except UserError as e:
-        _fail(str(e))
+        fail(str(e))
     wanted = {f"{m['target']}/{m['model']}" for m in archived.lock["modules"]}
     chosen = [i for i, s in enumerate(specs) if f"{s['target']}/{s['model']}" in wanted]
     spec = {"archive": env["ARCHIVE"], "lock": archived.lock, "members": archived.members,
