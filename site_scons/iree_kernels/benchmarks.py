@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 import shutil
 import statistics
-import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from . import toolchains
 from .errors import UserError
 
 
@@ -43,7 +43,7 @@ def dump_benchmarks(iree_compile: str, model: str, options: str, directory: Path
     """Dump the benchmark module of every executable of ``model`` into ``directory``."""
     shutil.rmtree(directory, ignore_errors=True)
     directory.mkdir(parents=True)
-    _run([iree_compile, model, f"@{options}",
+    toolchains.run([iree_compile, model, f"@{options}",
           f"--iree-hal-dump-executable-benchmarks-to={directory}", "-o", "/dev/null"], model)
 
 
@@ -54,7 +54,8 @@ def benchmark_source(directory: Path, executable: str, variant: str) -> Path | N
 
 def compile_benchmark(iree_compile: str, source: Path, options: str, flags: list[str],
                       output: Path) -> None:
-    _run([iree_compile, str(source), f"@{options}", *flags, "-o", str(output)], str(source))
+    toolchains.run([iree_compile, str(source), f"@{options}", *flags, "-o", str(output)],
+                   str(source))
 
 
 def time_per_dispatch(benchmark_module: str, module: Path, device: str,
@@ -62,18 +63,10 @@ def time_per_dispatch(benchmark_module: str, module: Path, device: str,
     """Median wall time of one dispatch, in microseconds."""
     argv = [benchmark_module, f"--module={module}", f"--device={device}",
             "--benchmark_format=json", *flags]
-    output = _run(argv, str(module))
+    output = toolchains.run(argv, str(module))
     runs = [b for b in json.loads(output)["benchmarks"] if b.get("run_type") == "iteration"]
     scale = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
     return statistics.median(b["real_time"] * scale[b["time_unit"]] for b in runs)
-
-
-def _run(argv: list[str], subject: str) -> str:
-    result = subprocess.run(argv, capture_output=True, text=True)
-    if result.returncode != 0:
-        raise UserError(f"{Path(argv[0]).name} failed:\n{(result.stderr or result.stdout).strip()}",
-                        file=subject)
-    return result.stdout
 
 
 def table(results: list[Result]) -> str:

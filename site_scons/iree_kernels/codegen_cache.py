@@ -31,14 +31,13 @@ import concurrent.futures
 import hashlib
 import os
 import re
-import subprocess
 import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from . import spirv
+from . import spirv, toolchains
 from .files import write_atomically
 from .errors import UserError
 from .render import render
@@ -290,10 +289,7 @@ class Compiler:
         argv = [self.program, *argv, *(f"@{f}" for f in self.flag_files)]
         if self.echo:
             self.echo(" ".join(argv))
-        result = subprocess.run(argv, capture_output=True, text=True)
-        if result.returncode != 0:
-            raise UserError(f"iree-compile failed to {what}:\n"
-                            f"{(result.stdout + result.stderr).strip()}")
+        toolchains.run(argv, doing=what)
 
 
 def compile_entries(compiler: Compiler, entries: list[tuple[Entry, str]], jobs: int = 1,

@@ -12,6 +12,8 @@ import subprocess
 from functools import lru_cache
 from pathlib import Path
 
+from .errors import UserError
+
 
 def _package_dir(package: str) -> Path | None:
     try:
@@ -92,6 +94,16 @@ def on_path(name: str) -> str | None:
     its environment variable says (CLANG, GLSLANG, GLSLC, SPIRV_VAL)."""
     given, path = _override(name)
     return path if given else shutil.which(name)
+
+
+def run(argv: list[str], file: str | None = None, doing: str = "") -> str:
+    """Run a tool; its standard output, or a UserError holding what it printed."""
+    result = subprocess.run(argv, capture_output=True, text=True)
+    if result.returncode != 0:
+        what = f" to {doing}" if doing else ""
+        raise UserError(f"{Path(argv[0]).name} failed{what}:\n"
+                        f"{(result.stdout + result.stderr).strip()}", file=file)
+    return result.stdout
 
 
 def missing_message(name: str) -> str:

@@ -13,14 +13,12 @@ executable's export, bindings, push constants and launch shape.
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import SCons.Action
 import SCons.Builder
 
-from iree_kernels import dump, executables
-from iree_kernels.errors import UserError
+from iree_kernels import dump, executables, toolchains
 from iree_kernels_scons import reporting_user_errors, write_atomically
 
 
@@ -33,22 +31,17 @@ def write_dump(target, source, env):
         shutil.rmtree(folder / kind, ignore_errors=True)
     translated = folder / "executables.targets.mlir"
     compile_ = [env.subst("$IREE_COMPILE"), model, f"@{options}"]
-    _run(compile_ + ["--compile-to=executable-targets", *dump.dump_flags(kinds, folder, True),
-                     "-o", str(translated)], model)
+    toolchains.run(compile_ + ["--compile-to=executable-targets",
+                               *dump.dump_flags(kinds, folder, True), "-o", str(translated)],
+                   model)
     if any(k in dump.AFTER_TRANSLATION for k in kinds):
-        _run(compile_ + [*dump.dump_flags(kinds, folder, False), "-o", "/dev/null"], model)
+        toolchains.run(compile_ + [*dump.dump_flags(kinds, folder, False), "-o", "/dev/null"], model)
     text = dump.listing(
         Path(model).stem, env["IREE_DUMP_TARGET"],
         executables.read_executables(translated.read_text(), str(translated)),
         executables.read_executables(Path(sources_dump).read_text(), sources_dump))
     write_atomically(target[0].abspath, text)
     print(text + f"(files in {folder})\n", end="")
-
-
-def _run(argv: list[str], model: str) -> None:
-    result = subprocess.run(argv, capture_output=True, text=True)
-    if result.returncode != 0:
-        raise UserError(f"iree-compile failed:\n{result.stderr.strip()}", file=model)
 
 
 def _dump_emitter(target, source, env):

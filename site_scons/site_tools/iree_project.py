@@ -159,15 +159,17 @@ def _declare_module(env, project, model, target_name, build):
                                [model.source, options, sources_dump],
                                IREE_DUMP_KINDS=env["DUMP"], IREE_DUMP_TARGET=target_name)
         env.Alias("dump", listing)
-    if env["SCAFFOLD"] == f"{model.name}/{target_name}/" + env["SCAFFOLD"].split("/", 2)[-1]:
-        env.IreeScaffold({"model": model.name, "target": target_name,
-                          "executable": env["SCAFFOLD"].split("/", 2)[2],
+    scaffold = env["SCAFFOLD"].split("/", 2)
+    if len(scaffold) == 3 and scaffold[:2] == [model.name, target_name]:
+        env.IreeScaffold({"model": model.name, "target": target_name, "executable": scaffold[2],
                           "language": env["LANGUAGE"], "manifest": env["SCAFFOLD_MANIFEST"]},
                          sources_dump, listing)
+    missing = {s.executable: _missing_program(env, s) for s in subs}
     dump, kernels = [], {}
     if subs:
         dump = sources_dump
-        kernels = {s.executable: _declare_kernel(env, s, dump, here, build) for s in subs}
+        kernels = {s.executable: _declare_kernel(env, s, dump, here, build, missing[s.executable])
+                   for s in subs}
     spec = {"model": model.name, "target": target_name, "source": model.source,
             "substitutions": [s.to_dict() for s in subs],
             "paths": {name: {role: node.get_path() for role, node in made.items()}
@@ -182,8 +184,7 @@ def _declare_module(env, project, model, target_name, build):
                                          flag_file, subs)
     if module is None:
         module = env.IreeModule(vmfb, [model.source, options, flag_file])
-    module[0].attributes.missing_tools = sorted(set(filter(None, (_missing_tool_of(env, s)
-                                                                   for s in subs))))
+    module[0].attributes.missing_tools = sorted(set(filter(None, missing.values())))
     if subs and _wanted("bench", "microbenchmarks"):
         benchmark = env.IreeMicrobenchmark(here.File("microbenchmarks.json"),
                                            [model.source, options, record, dump, module],
@@ -194,7 +195,7 @@ def _declare_module(env, project, model, target_name, build):
                "record": record, "flag_files": [options[0], flag_file],
                "inputs": [env.File(f"#{p}") for p in (model.source, *(s.file for s in subs))]
                          + made_nodes}
-    return module, _declare_check(env, model, target, module, here), release
+    return module, _declare_check(env, model, target, module), release
 
 
 def _declare_benchmark_report(env, build):
@@ -217,9 +218,12 @@ def _kernel_checks(env, project) -> dict:
                          toolchains.version(spirv_val) if spirv_val and ".spv" in suffixes else ""]}
 
 
-def _declare_kernel(env, sub, dump, here, build) -> dict:
-    """What the build makes for ``sub``: {"kernel": node} and, wrapped, {"wrapper": node}."""
-    kernel = _declare_compiled_kernel(env, sub, dump, here, build)
+def _declare_kernel(env, sub, dump, here, build, missing: str) -> dict:
+    """What the build makes for ``sub``: {"kernel": node} and, wrapped, {"wrapper": node}.
+
+    ``missing``: the compiler ``sub`` needs and this machine lacks, or ''.
+    """
+    kernel = _declare_compiled_kernel(env, sub, dump, here, build, missing)
     if sub.mode != "wrapped":
         return {"kernel": kernel}
     wrapper = here.File(f"{_file_name(sub.executable)}.wrapper.mlir")
@@ -228,7 +232,7 @@ def _declare_kernel(env, sub, dump, here, build) -> dict:
     return {"kernel": kernel, "wrapper": env.IreeWrapper(wrapper, [spec, dump, kernel])[0]}
 
 
-def _declare_compiled_kernel(env, sub, dump, here, build):
+def _declare_compiled_kernel(env, sub, dump, here, build, missing: str):
     source = env.File(f"#{sub.file}")
     compiles_to = kernel_kind(sub.file).compiles_to
     if compiles_to is None:
@@ -237,9 +241,8 @@ def _declare_compiled_kernel(env, sub, dump, here, build):
     if built.has_builder() and built.sources[0] != source:
         fail(f"{sub.origin.file}:{sub.origin.line}: {sub.origin.entry}: {sub.file} and "
               f"{built.sources[0]} would both compile to {built}; rename one of them")
-    compiler = _compiler(env, compiles_to)
-    if compiler and not compiler[1]:
-        return _missing_tool(env, built, source, compiler[0])
+    if missing:
+        return _missing_tool(env, built, source, missing)
     if compiles_to == ".ptx":
         return env.Ptx(built, source)[0]
     if compiles_to == ".o":
@@ -276,7 +279,7 @@ def _failing(message: str):
     return SCons.Action.Action(fail, "MISSING  $TARGET")
 
 
-def _missing_tool_of(env, sub) -> str:
+def _missing_program(env, sub) -> str:
     """The program ``sub`` needs and this machine lacks, or ''."""
     compiler = _compiler(env, kernel_kind(sub.file).compiles_to)
     return compiler[0] if compiler and not compiler[1] else ""
@@ -308,19 +311,25 @@ def _file_name(executable: str) -> str:
     return f"{name}-{hashlib.sha256(executable.encode()).hexdigest()[:8]}"
 
 
+def _wanted(*words) -> bool:
+    """Whether a target on the command line names one of ``words`` (or scons -c)."""
+    if SCons.Script.GetOption("clean"):
+        return True
+    return any(w in str(t) for t in SCons.Script.COMMAND_LINE_TARGETS for w in words)
+
+
 def _skipped(env, name, message):
     alias = env.Alias(name, [], SCons.Action.Action(lambda target, source, env: None, message))
     env.AlwaysBuild(alias)
     return alias
 
 
-def _declare_check(env, model, target, module, here):
+def _declare_check(env, model, target, module):
     name = f"check-{target.name}-{model.name}"
     if model.expected is None:
         return _skipped(env, name, f"check: skipped {module[0]}: {model.source} has no "
                         "expected outputs")
-    if not any(str(t).startswith("check") or str(t).endswith(".check")
-               for t in SCons.Script.COMMAND_LINE_TARGETS):
+    if not _wanted("check"):
         return env.Alias(name, [])
     run_module = toolchains.iree_tool("iree-run-module") or "iree-run-module"
     driver = runtime.device_driver(target.run_device)
@@ -353,9 +362,3 @@ def generate(env):
 def exists(env):
     return True
 
-
-def _wanted(*words) -> bool:
-    """Whether a target on the command line names one of ``words`` (or scons -c)."""
-    if SCons.Script.GetOption("clean"):
-        return True
-    return any(w in str(t) for t in SCons.Script.COMMAND_LINE_TARGETS for w in words)
