@@ -79,6 +79,7 @@ _ERROR_RE = re.compile(r"\berror\b|\bERROR\b|fatal", re.IGNORECASE)
 
 
 def pspawn_without_shell(sh, escape, cmd, args, env, stdout, stderr):
+    """SCons PSPAWN (output to given files) without a shell, like spawn_without_shell."""
     try:
         return subprocess.call(args, env=env, close_fds=True, stdout=stdout, stderr=stderr)
     except OSError as e:

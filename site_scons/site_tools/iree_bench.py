@@ -35,7 +35,7 @@ def run_microbenchmarks(target, source, env):
     benchmarks.dump_benchmarks(iree_compile, model, options, work)
     device = env["IREE_RUN_DEVICE"]
     available = runtime.device_driver(device) in runtime.available_drivers(
-        toolchains.iree_tool("iree-run-module") or "iree-run-module")
+        env.subst("$IREE_RUN_MODULE"))
     results = [_measure(env, sub, found[sub["executable"]], work, options, device, available)
                for sub in record["substitutions"]]
     write_atomically(target[0].abspath, benchmarks.to_json(results))

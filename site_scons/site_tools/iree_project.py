@@ -331,9 +331,8 @@ def _declare_check(env, model, target, module):
                         "expected outputs")
     if not _wanted("check"):
         return env.Alias(name, [])
-    run_module = toolchains.iree_tool("iree-run-module") or "iree-run-module"
     driver = runtime.device_driver(target.run_device)
-    if driver not in runtime.available_drivers(run_module):
+    if driver not in runtime.available_drivers(env.subst("$IREE_RUN_MODULE")):
         return _skipped(env, name, f"check: skipped {module[0]}: no '{driver}' device on "
                         "this machine (iree-run-module --list_devices)")
     try:
