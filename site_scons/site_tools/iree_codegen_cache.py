@@ -143,10 +143,10 @@ def generate(env):
         IREE_SPLICECOMSTR="Splicing cached executables into $TARGET",
         IREE_CODEGENCOMSTR="Compiling into the codegen cache: $TARGET",
     )
-    # The dump applies source substitutions: it depends on the files the flag files name.
+    # The dump applies source substitutions only: a rebuilt object kernel does not dump again.
     env["BUILDERS"]["IreeProgramSources"] = SCons.Builder.Builder(
         action=SCons.Action.Action("$IREE_PROGRAMCOM", "$IREE_PROGRAMCOMSTR"), suffix=".mlir",
-        source_scanner=env["BUILDERS"]["IreeModule"].source_scanner)
+        source_scanner=env["IREE_SOURCE_SUBSTITUTION_SCANNER"])
     env["BUILDERS"]["IreeAssembledProgram"] = SCons.Builder.Builder(
         action=SCons.Action.Action(assemble_program, "$IREE_SPLICECOMSTR"), suffix=".mlir")
     env.AddMethod(declare_cached_module, "IreeCodegenCachedModule")

@@ -23,17 +23,17 @@ import SCons.Util
 from iree_kernels import toolchains
 from iree_kernels_scons import program
 
-_SUBSTITUTE_RE = re.compile(r"^--iree-hal-substitute-executable-(?:source|object|configuration)=[^=]+=(.+)$")
+_SUBSTITUTE_RE = re.compile(r"^--iree-hal-substitute-executable-(source|object|configuration)=[^=]+=(.+)$")
 _OBJECT_PATH_RE = re.compile(r"#hal\.executable\.object<\{[^}]*?path\s*=\s*\"([^\"]+)\"")
 
 
-def _substituted_paths(text: str) -> list[str]:
+def _substituted_paths(text: str, kinds: tuple[str, ...]) -> list[str]:
     paths = []
     for line in text.splitlines():
         for arg in (shlex.split(line) if any(c in line for c in "\"'\\#") else line.split()):
             m = _SUBSTITUTE_RE.match(arg)
-            if m:
-                paths.append(m.group(1))
+            if m and m.group(1) in kinds:
+                paths.append(m.group(2))
     return paths
 
 
@@ -43,13 +43,25 @@ def scan_substitutions(node, env, path):
         return []
     text = node.get_text_contents()
     if node.get_suffix() == ".flags":
-        found = _substituted_paths(text)
+        found = _substituted_paths(text, ("source", "object", "configuration"))
     elif node.get_suffix() == ".mlir":
         found = _OBJECT_PATH_RE.findall(text)
     else:
         return []
     top = env.Dir("#")
     return [top.File(p) for p in found]
+
+
+def scan_source_substitutions(node, env, path):
+    """Files a flag file substitutes as sources: all that iree-compile reads up to executable-sources.
+
+    Objects and configurations are read later, and an object a substituted
+    source links is named by path in the output, not read.
+    """
+    if not node.exists() or node.get_suffix() != ".flags":
+        return []
+    top = env.Dir("#")
+    return [top.File(p) for p in _substituted_paths(node.get_text_contents(), ("source",))]
 
 
 def _flag_file_args(target, source, env, for_signature):
@@ -74,6 +86,8 @@ def generate(env):
     env["BUILDERS"]["IreeExecutableSources"] = SCons.Builder.Builder(
         action=SCons.Action.Action("$IREE_DUMPCOM", "$IREE_DUMPCOMSTR"),
         suffix=".mlir", src_suffix=".mlir")
+    env["IREE_SOURCE_SUBSTITUTION_SCANNER"] = SCons.Scanner.Scanner(
+        scan_source_substitutions, name="IreeSourceSubstitutionScanner", skeys=[".flags"])
 
 
 def exists(env):

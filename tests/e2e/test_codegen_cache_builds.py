@@ -172,9 +172,15 @@ def test_manifest_substitutions_win_over_cached_executables(project):
     third = project.scons("EXECUTABLE_CACHE=1")
     assert third.ran("DUMP") == ["build/llvm-cpu/mlp/codegen/sources.mlir"]
     assert run_module(module, "local-sync", "main", MLP_INPUTS) == "4xf32=688 688 688 688"
+    shader = project.root / "kernels/rowsum.glsl"          # the substituted object, edited:
+    shader.write_text(shader.read_text().replace("row_sums[row] = sum;",   # twice the sum
+                                                 "row_sums[row] = 2.0 * sum;"))
+    fourth = project.scons("EXECUTABLE_CACHE=1")
+    assert fourth.ran("DUMP") == []                    # objects are linked after the dump
+    assert fourth.ran("IREE") == ["build/vulkan/mlp.vmfb"]
     if "vulkan" in runtime.available_drivers(RUN_MODULE):
         assert run_module(project.root / "build/vulkan/mlp.vmfb", "vulkan", "main",
-                          MLP_INPUTS) == "4xf32=72 72 72 72"
+                          MLP_INPUTS) == "4xf32=144 144 144 144"
 
 
 def test_unknown_target_is_one_line(project):
