@@ -5,6 +5,9 @@
 Per target, in a temporary repo holding only models/layers.mlir (41 distinct
 executables; models/generate_layers.py) and its manifest, it times:
   (a) plain      iree-compile of the model with the build's options.flags
+  (a') one thread  the same with --mlir-disable-threading, as the cached build
+                 runs every iree-compile (-j runs them side by side): shows how
+                 much of the gain is that flag alone
   (b) cold -jN   scons EXECUTABLE_CACHE=<target> with an empty cache, -j1 and -j2
   (c) cached     the module and its build folder removed, the cache kept: every
                  executable cached (a fresh checkout sharing the cache)
@@ -39,8 +42,8 @@ import generate_layers  # noqa: E402
 from iree_kernels import toolchains  # noqa: E402
 
 MANIFEST = '[models.layers]\nsource = "models/layers.mlir"\ntargets = ["{target}"]\n'
-ROWS = ("(a) plain", "(b) cold -j1", "(b) cold -j2", "(c) cached", "(c') comment",
-        "(d) one layer", "(e) insert", "(f) no-op")
+ROWS = ("(a) plain", "(a') one thread", "(b) cold -j1", "(b) cold -j2", "(c) cached",
+        "(c') comment", "(d) one layer", "(e) insert", "(f) no-op")
 EDITED = {"(d) one layer": "plain, one layer", "(e) insert": "plain, insert"}
 
 
@@ -72,14 +75,14 @@ class Repo:
                               f"build/{self.target}/layers.vmfb"], self.root)
         return elapsed, len(re.findall(r"^CODEGEN ", out, re.M))
 
-    def plain(self, **variant) -> float:
+    def plain(self, *flags: str, **variant) -> float:
         self.model(**variant)
-        flags = f"build/{self.target}/layers/options.flags"
-        if not (self.root / flags).exists():
+        options = f"build/{self.target}/layers/options.flags"
+        if not (self.root / options).exists():
             timed([str(SCONS), f"--site-dir={REPO / 'site_scons'}", "-Q",
-                   f"IREE_TARGETS={self.target}", flags], self.root)
-        elapsed, _ = timed([toolchains.iree_compile(), "models/layers.mlir", f"@{flags}",
-                            "-o", os.devnull], self.root)
+                   f"IREE_TARGETS={self.target}", options], self.root)
+        elapsed, _ = timed([toolchains.iree_compile(), "models/layers.mlir", f"@{options}",
+                            *flags, "-o", os.devnull], self.root)
         self.model()
         return elapsed
 
@@ -98,6 +101,7 @@ def measure_once(target: str) -> dict[str, tuple[float, int]]:
     with tempfile.TemporaryDirectory() as tmp:
         repo = Repo(Path(tmp) / "repo", target)
         times = {"(a) plain": (repo.plain(), 0),
+                 "(a') one thread": (repo.plain("--mlir-disable-threading"), 0),
                  "plain, one layer": (repo.plain(change=7), 0),
                  "plain, insert": (repo.plain(insert=10), 0)}
         repo.reset()
@@ -144,7 +148,7 @@ def main() -> None:
 def _cell(times: dict, row: str) -> str:
     seconds, compiled = times[row]
     ratio = seconds / times["(a) plain"][0]
-    extra = f" [{compiled}]" if row != "(a) plain" else ""
+    extra = f" [{compiled}]" if not row.startswith("(a") else ""
     return f"{seconds:.2f} s ({ratio:.2f}){extra}"
 
 

@@ -280,13 +280,14 @@ def _translated_executable(translated: str, name: str) -> str:
 
 @dataclass(frozen=True)
 class Compiler:
-    """iree-compile, the flag files the module is compiled with, and what shows its command lines."""
+    """iree-compile, the flag files the module is compiled with, flags of its own, what shows its command lines."""
     program: str
     flag_files: tuple[str, ...]
+    flags: tuple[str, ...] = ()
     echo: Callable[[str], None] | None = None
 
     def run(self, argv: list[str], what: str) -> None:
-        argv = [self.program, *argv, *(f"@{f}" for f in self.flag_files)]
+        argv = [self.program, *argv, *(f"@{f}" for f in self.flag_files), *self.flags]
         if self.echo:
             self.echo(" ".join(argv))
         toolchains.run(argv, doing=what)

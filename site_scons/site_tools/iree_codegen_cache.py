@@ -83,6 +83,7 @@ def declare_cached_module(env, module, model: str, target: str, folder, options,
     cache = env.Dir(env.subst("$CODEGEN_CACHE_DIR")).Dir(target)
     spec = {"target": target, "cache": cache.get_path(),
             "compiler": toolchains.version(env.subst("$IREE_COMPILE")),
+            "flags": [str(a) for line in env.subst_list("$IREE_CACHED_COMPILEFLAGS") for a in line],
             "substituted": sorted({s.executable for s in subs}),
             "library": iree_kernels.fingerprint()}
     # Named like the model: iree-compile names what it links after the input file.
@@ -91,7 +92,8 @@ def declare_cached_module(env, module, model: str, target: str, folder, options,
     if cache.is_under(env.Dir(f"#{env['BUILD_DIR']}")):
         env.Clean(assembled, cache)
     return env.IreeModule(module, [assembled, options, substitutions],
-                          IREE_COMPILEFLAGS=["--compile-from=executable-sources"])
+                          IREE_COMPILEFLAGS=["--compile-from=executable-sources",
+                                             "$IREE_CACHED_COMPILEFLAGS"])
 
 
 @reporting_user_errors
@@ -99,10 +101,11 @@ def assemble_program(target, source, env):
     program, options, spec = source[0], source[1], json.loads(source[2].read())
     text = program.get_text_contents()
     compiler = codegen_cache.Compiler(env.subst("$IREE_COMPILE"), (options.get_path(),),
-                                      print if env["VERBOSE"] else None)
+                                      tuple(spec["flags"]), print if env["VERBOSE"] else None)
     plan = codegen_cache.plan(text, spec["target"], Path(spec["cache"]),
                               toolchains.version(compiler.program),
-                              options.get_text_contents().splitlines(), spec["substituted"])
+                              options.get_text_contents().splitlines() + spec["flags"],
+                              spec["substituted"])
     names = {entry.key: name for name, entry in plan.entries.items()}
     for entry, _ in plan.misses:
         shown = entry.binary if entry.binary_suffix else entry.translated
@@ -137,8 +140,11 @@ def generate(env):
          "checkouts", "$BUILD_DIR/codegen-cache"),
     ])
     env.SetDefault(
+        # SCons's -j runs these compiles side by side; threads within each cost more than they gain.
+        IREE_CACHED_COMPILEFLAGS=SCons.Util.CLVar("--mlir-disable-threading"),
         IREE_PROGRAMCOM="$( $IREE_COMPILE $) ${SOURCES[0]} $_IREE_FLAGFILES "
-                        "--compile-to=executable-sources --mlir-print-local-scope -o $TARGET",
+                        "--compile-to=executable-sources --mlir-print-local-scope "
+                        "$IREE_CACHED_COMPILEFLAGS -o $TARGET",
         IREE_PROGRAMCOMSTR="Dumping the program at the executable-sources phase to $TARGET",
         IREE_SPLICECOMSTR="Splicing cached executables into $TARGET",
         IREE_CODEGENCOMSTR="Compiling into the codegen cache: $TARGET",

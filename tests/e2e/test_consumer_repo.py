@@ -10,7 +10,7 @@ from conftest import REPO, SCONS
 
 SCONSTRUCT = """\
 import iree_kernels
-Environment(tools=["default", "iree_project"], toolpath=[iree_kernels.tool_path()]).IreeKernelProject()
+Environment(tools=["iree_project"], toolpath=[iree_kernels.tool_path()]).IreeKernelProject()
 """
 MANIFEST = """\
 [models.saxpy]
