@@ -44,7 +44,7 @@ from iree_kernels import codegen_cache, toolchains
 from iree_kernels.errors import UserError
 from iree_kernels_scons import fail, reporting_user_errors, write_atomically
 
-DEFAULT_TARGETS: tuple[str, ...] = ()       # where the cache is on unless EXECUTABLE_CACHE says
+DEFAULT_TARGETS: tuple[str, ...] = ("cuda",)     # where the cache is on unless EXECUTABLE_CACHE says
 SHORT_COMSTRS = {"IREE_PROGRAMCOMSTR": "DUMP     $TARGET",
                  "IREE_SPLICECOMSTR": "SPLICE   $TARGET",
                  "IREE_CODEGENCOMSTR": "CODEGEN  $TARGET"}

@@ -1,13 +1,13 @@
 """CUDA modules built through the per-executable codegen cache, run on a real GPU beside plain ones.
 
 Marked ``gpu``: skipped where iree-run-module finds no CUDA device. Where
-iree-compile is installed it builds, with scons, the plain cuda modules into
-build/cuda and the cached ones into build/codegen-cached/cuda. Elsewhere (a GPU
-machine carrying only the runtime) it runs the modules already there; build
-them first with
+iree-compile is installed it builds, with scons, the cuda modules as the
+build makes them by default, through the cache, into build/cuda and plain ones
+into build/plain/cuda. Elsewhere (a GPU machine carrying only the runtime) it
+runs the modules already there; build them first with
 
     ./setup.sh scons IREE_TARGETS=cuda
-    ./setup.sh scons IREE_TARGETS=cuda EXECUTABLE_CACHE=cuda BUILD_DIR=build/codegen-cached
+    ./setup.sh scons IREE_TARGETS=cuda EXECUTABLE_CACHE=0 BUILD_DIR=build/plain
 
 For every cuda model with expected outputs, the cached module matches them and
 computes bit for bit what the plain module computes.
@@ -23,14 +23,14 @@ from conftest import REPO
 from cuda_models import NEEDS_CUDA, RUN_MODULE, build_cuda_modules, cuda_models
 from iree_kernels import checks
 
-CACHED = REPO / "build/codegen-cached"
+PLAIN = REPO / "build/plain"
 pytestmark = NEEDS_CUDA
 
 
 @pytest.fixture(scope="module", autouse=True)
 def cuda_modules():
     build_cuda_modules()
-    build_cuda_modules("EXECUTABLE_CACHE=cuda", f"BUILD_DIR={CACHED.relative_to(REPO)}")
+    build_cuda_modules("EXECUTABLE_CACHE=0", f"BUILD_DIR={PLAIN.relative_to(REPO)}")
 
 
 def outputs(module, case, tmp_path) -> list[np.ndarray]:
@@ -46,7 +46,7 @@ def outputs(module, case, tmp_path) -> list[np.ndarray]:
 
 @pytest.mark.parametrize("model", cuda_models(), ids=lambda m: m.name)
 def test_cached_module_computes_what_the_plain_one_does(model, tmp_path):
-    plain, cached = (folder / "cuda" / f"{model.name}.vmfb" for folder in (REPO / "build", CACHED))
+    plain, cached = (folder / "cuda" / f"{model.name}.vmfb" for folder in (PLAIN, REPO / "build"))
     for module in (plain, cached):
         if not module.exists():
             pytest.fail(f"{module} is not built: see this file's docstring")
