@@ -1,6 +1,6 @@
 """Wall time and tool invocations of a clean, a no-op and a one-kernel-touch build of the demo repo.
 
-    ./setup.sh python bench/build_times.py [--repeat N]
+    ./setup.sh python bench/build_times.py [--repeat N] [VARIABLE=value ...]
 
 The demo repo (SConstruct, kernels/, models/) is copied to a temporary folder
 so the checkout's own build/ is left alone. Prints one table; medians of N runs.
@@ -56,10 +56,11 @@ def measure(args) -> dict[str, list]:
     for _ in range(args.repeat):
         with tempfile.TemporaryDirectory() as tmp:
             root = copy_demo(Path(tmp))
-            results["clean"].append(scons(root, f"-j{args.jobs}"))
-            results["no-op"].append(scons(root, f"-j{args.jobs}"))
+            options = (f"-j{args.jobs}", *args.variables)
+            results["clean"].append(scons(root, *options))
+            results["no-op"].append(scons(root, *options))
             touch_one_kernel(root)
-            results["one kernel touched"].append(scons(root, f"-j{args.jobs}"))
+            results["one kernel touched"].append(scons(root, *options))
     return results
 
 
@@ -67,10 +68,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("variables", nargs="*", help="build variables, e.g. EXECUTABLE_CACHE=0")
     args = parser.parse_args()
     results = measure(args)
     clean = statistics.median(t for t, _ in results["clean"])
-    print(f"demo repo, scons -j{args.jobs}, median of {args.repeat}")
+    print(f"demo repo, scons -j{args.jobs} {' '.join(args.variables)}, median of {args.repeat}")
     print(f"{'build':<20} {'wall s':>7} {'/clean':>7}  tool invocations")
     for name, runs in results.items():
         wall = statistics.median(t for t, _ in runs)
