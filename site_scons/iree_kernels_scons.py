@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 
+import SCons.Action
 import SCons.Errors
 import SCons.Script
 import SCons.Scanner
@@ -28,6 +29,48 @@ def fail(message: str) -> None:
 def program(path: str):
     """A program's path as one command-line word, even where it holds a space."""
     return SCons.Subst.Literal(path) if any(c.isspace() for c in path) else path
+
+
+PARTIAL_PREFIX = ".tmp-"          # as iree_kernels.files names what it writes aside
+
+
+class WholeFileCommand(SCons.Action.LazyAction):
+    """``$XCOM`` run with each target written beside it (``.tmp-<name>``), then moved in place.
+
+    A tool killed mid-write, or left running by a scons killed with SIGKILL,
+    then never leaves a partial file where SCons's records from an earlier
+    build would call the target up to date. The printed command names the
+    targets themselves. Where ``$XCOM`` is set to a function, it runs as given.
+    """
+
+    def execute(self, target, source, env, executor=None):
+        if self.get_parent_class(env) is not SCons.Action.CommandAction:
+            return SCons.Action.CommandGeneratorAction.execute(self, target, source, env,
+                                                               executor=executor)
+        if executor:
+            target, source = executor.get_all_targets(), executor.get_all_sources()
+        partial = [t.dir.File(PARTIAL_PREFIX + t.name) for t in target]
+        _remove(partial)
+        status = SCons.Action.CommandAction.execute(self, partial, source, env)
+        if status:
+            _remove(partial)
+            return status
+        for written, node in zip(partial, target):
+            os.replace(written.get_abspath(), node.get_abspath())
+        return status
+
+
+def whole_file_command(variable: str, comstr: str) -> WholeFileCommand:
+    """The action of a builder whose command line is ``$variable``; see WholeFileCommand."""
+    return WholeFileCommand(variable, {"cmdstr": comstr})
+
+
+def _remove(nodes) -> None:
+    for node in nodes:
+        try:
+            os.remove(node.get_abspath())
+        except FileNotFoundError:
+            pass
 
 
 _INCLUDE_RE = r'^[ \t]*#[ \t]*include[ \t]*(<|")([^>"]+)(>|")'

@@ -18,12 +18,11 @@ Variables:
 """
 from __future__ import annotations
 
-import SCons.Action
 import SCons.Builder
 import SCons.Util
 
 from iree_kernels import toolchains
-from iree_kernels_scons import program, include_scanner
+from iree_kernels_scons import include_scanner, program, whole_file_command
 
 
 def generate(env):
@@ -42,7 +41,7 @@ def generate(env):
     )
     scanner = include_scanner("ElfCScanner", [".c", ".h"], "ELF_CPPPATH")
     env["BUILDERS"]["ElfObject"] = SCons.Builder.Builder(
-        action=SCons.Action.Action("$ELFCOM", "$ELFCOMSTR"),
+        action=whole_file_command("ELFCOM", "$ELFCOMSTR"),
         suffix=".o", src_suffix=".c", source_scanner=scanner)
 
 

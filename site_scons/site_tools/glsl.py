@@ -18,12 +18,11 @@ model's executables are dumped.
 """
 from __future__ import annotations
 
-import SCons.Action
 import SCons.Builder
 import SCons.Util
 
 from iree_kernels import toolchains
-from iree_kernels_scons import program, include_scanner
+from iree_kernels_scons import include_scanner, program, whole_file_command
 
 
 def generate(env):
@@ -47,7 +46,7 @@ def generate(env):
     )
     scanner = include_scanner("GlslScanner", [".glsl", ".comp"], "GLSL_CPPPATH")
     env["BUILDERS"]["Spirv"] = SCons.Builder.Builder(
-        action=SCons.Action.Action("$SPIRVCOM", "$SPIRVCOMSTR"),
+        action=whole_file_command("SPIRVCOM", "$SPIRVCOMSTR"),
         suffix=".spv", src_suffix=[".glsl", ".comp"], source_scanner=scanner)
 
 

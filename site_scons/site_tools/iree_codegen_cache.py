@@ -42,7 +42,7 @@ import SCons.Script
 import iree_kernels
 from iree_kernels import codegen_cache, toolchains
 from iree_kernels.errors import UserError
-from iree_kernels_scons import fail, reporting_user_errors, write_atomically
+from iree_kernels_scons import fail, reporting_user_errors, whole_file_command, write_atomically
 
 DEFAULT_TARGETS: tuple[str, ...] = ("cuda",)     # where the cache is on unless EXECUTABLE_CACHE says
 SHORT_COMSTRS = {"IREE_PROGRAMCOMSTR": "DUMP     $TARGET",
@@ -151,7 +151,7 @@ def generate(env):
     )
     # The dump applies source substitutions only: a rebuilt object kernel does not dump again.
     env["BUILDERS"]["IreeProgramSources"] = SCons.Builder.Builder(
-        action=SCons.Action.Action("$IREE_PROGRAMCOM", "$IREE_PROGRAMCOMSTR"), suffix=".mlir",
+        action=whole_file_command("IREE_PROGRAMCOM", "$IREE_PROGRAMCOMSTR"), suffix=".mlir",
         source_scanner=env["IREE_SOURCE_SUBSTITUTION_SCANNER"])
     env["BUILDERS"]["IreeAssembledProgram"] = SCons.Builder.Builder(
         action=SCons.Action.Action(assemble_program, "$IREE_SPLICECOMSTR"), suffix=".mlir")

@@ -15,13 +15,12 @@ from __future__ import annotations
 import re
 import shlex
 
-import SCons.Action
 import SCons.Builder
 import SCons.Scanner
 import SCons.Util
 
 from iree_kernels import toolchains
-from iree_kernels_scons import program
+from iree_kernels_scons import program, whole_file_command
 
 _SUBSTITUTE_RE = re.compile(r"^--iree-hal-substitute-executable-(source|object|configuration)=[^=]+=(.+)$")
 _OBJECT_PATH_RE = re.compile(r"#hal\.executable\.object<\{[^}]*?path\s*=\s*\"([^\"]+)\"")
@@ -81,10 +80,10 @@ def generate(env):
     scanner = SCons.Scanner.Scanner(scan_substitutions, name="IreeSubstitutionScanner",
                                     skeys=[".flags", ".mlir"], recursive=True)
     env["BUILDERS"]["IreeModule"] = SCons.Builder.Builder(
-        action=SCons.Action.Action("$IREE_COMPILECOM", "$IREE_COMPILECOMSTR"),
+        action=whole_file_command("IREE_COMPILECOM", "$IREE_COMPILECOMSTR"),
         suffix=".vmfb", src_suffix=".mlir", source_scanner=scanner)
     env["BUILDERS"]["IreeExecutableSources"] = SCons.Builder.Builder(
-        action=SCons.Action.Action("$IREE_DUMPCOM", "$IREE_DUMPCOMSTR"),
+        action=whole_file_command("IREE_DUMPCOM", "$IREE_DUMPCOMSTR"),
         suffix=".mlir", src_suffix=".mlir")
     env["IREE_SOURCE_SUBSTITUTION_SCANNER"] = SCons.Scanner.Scanner(
         scan_source_substitutions, name="IreeSourceSubstitutionScanner", skeys=[".flags"])

@@ -20,13 +20,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import SCons.Action
 import SCons.Builder
 import SCons.Util
 
 import iree_kernels
 from iree_kernels import toolchains
-from iree_kernels_scons import program, include_scanner
+from iree_kernels_scons import include_scanner, program, whole_file_command
 
 CLANG_PRELUDE = Path(iree_kernels.__file__).parent / "data" / "clang_cuda_prelude.h"
 
@@ -54,7 +53,7 @@ def generate(env):
     )
     scanner = include_scanner("CudaScanner", [".cu", ".cuh"], "CUDA_CPPPATH")
     env["BUILDERS"]["Ptx"] = SCons.Builder.Builder(
-        action=SCons.Action.Action("$PTXCOM", "$PTXCOMSTR"),
+        action=whole_file_command("PTXCOM", "$PTXCOMSTR"),
         suffix=".ptx", src_suffix=".cu", source_scanner=scanner, emitter=_prelude_emitter)
 
 

@@ -6,6 +6,7 @@ import random
 import shutil
 import signal
 import subprocess
+import sys
 import time
 
 import pytest
@@ -129,3 +130,37 @@ def test_a_program_path_with_a_space(project, tmp_path, monkeypatch):
     project.write("kernels/demo.toml", '[models.mlp]\nsource = "models/mlp.mlir"\n'
                                       'targets = ["llvm-cpu"]\n')
     assert project.scons().ran("IREE") == ["build/llvm-cpu/mlp.vmfb"]
+
+
+KILLED_MID_WRITE = """#!{python}
+import os, signal, sys
+if os.path.exists({marker!r}) and "--version" not in sys.argv:
+    with open(sys.argv[sys.argv.index("-o") + 1], "w") as out:
+        out.write("half a module")
+    os.kill(os.getpid(), signal.SIGKILL)
+os.execv({compiler!r}, [{compiler!r}, *sys.argv[1:]])
+"""
+
+
+def test_a_tool_killed_mid_write_leaves_nothing_taken_as_up_to_date(project, tmp_path, monkeypatch):
+    """iree-compile dies writing the module; the edit is undone: the next build must not keep the half."""
+    compiler = tmp_path / "iree-compile"
+    marker = tmp_path / "kill-mid-write"      # scons passes tools a clean environment: a file says
+    compiler.write_text(KILLED_MID_WRITE.format(python=sys.executable, marker=str(marker),
+                                                compiler=toolchains.iree_compile()))
+    compiler.chmod(0o755)
+    monkeypatch.setenv("IREE_COMPILE", str(compiler))
+    model = project.copy(REPO / "models/mlp.mlir", "models/mlp.mlir")
+    project.write("kernels/demo.toml", '[models.mlp]\nsource = "models/mlp.mlir"\n'
+                                      'targets = ["llvm-cpu"]\n')
+    project.scons()
+    module = project.root / "build/llvm-cpu/mlp.vmfb"
+    built = module.read_bytes()
+    original = model.read_text()
+    model.write_text(original + "// an edit\n")
+    marker.touch()
+    assert project.scons(expect_ok=False).returncode != 0
+    marker.unlink()
+    model.write_text(original)
+    assert project.scons().ran("IREE") == ["build/llvm-cpu/mlp.vmfb"]
+    assert module.read_bytes() == built
