@@ -26,6 +26,15 @@ def fail(message: str) -> None:
     SCons.Script.Exit(2)
 
 
+def shared_cache(env) -> tuple[str | None, bool]:
+    """The folder CACHE_DIR names (None: no shared cache), and whether this build only reads it."""
+    folder = env.get("CACHE_DIR", "")
+    if not folder:
+        return None, False
+    path = os.path.join(SCons.Script.GetLaunchDir(), os.path.expanduser(folder))
+    return path, bool(env["CACHE_READONLY"] or SCons.Script.GetOption("cache_readonly"))
+
+
 def program(path: str):
     """A program's path as one command-line word, even where it holds a space."""
     return SCons.Subst.Literal(path) if any(c.isspace() for c in path) else path

@@ -174,16 +174,24 @@ class Plan:
 
 
 def plan(program: str, target: str, folder: Path, compiler_version: str, flags: list[str],
-         substituted=()) -> Plan:
-    """Key every executable of ``program`` but those in ``substituted`` and those not cacheable."""
+         substituted=(), shared: Path | None = None) -> Plan:
+    """Key every executable of ``program`` but those in ``substituted`` and those not cacheable.
+
+    An entry is looked up in ``folder``, then in ``shared`` (a cache this build
+    only reads); misses are compiled into ``folder``.
+    """
     executables = split_program(program)
     entries, misses = {}, {}
     for executable in executables:
         if executable.name in substituted or executable.not_cacheable():
             continue
         normalized = executable.normalized()
-        entry = Entry(folder, entry_key(normalized, compiler_version, flags),
-                      TARGET_BINARIES[target])
+        key = entry_key(normalized, compiler_version, flags)
+        entry = Entry(folder, key, TARGET_BINARIES[target])
+        if shared is not None and not entry.exists() and not entry.refused.is_file():
+            read_only = Entry(shared, key, TARGET_BINARIES[target])
+            if read_only.exists() or read_only.refused.is_file():
+                entry = read_only
         if entry.refused.is_file():
             continue
         entries[executable.name] = entry

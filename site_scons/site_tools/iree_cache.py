@@ -35,6 +35,7 @@ from SCons.Script import BoolVariable
 
 from iree_kernels.files import write_atomically
 from iree_kernels.release import sha256_file
+from iree_kernels_scons import shared_cache
 
 DIGEST_SUFFIX = ".sha256"
 DIGEST_MODE = 0o644
@@ -147,11 +148,9 @@ class ReadOnlyCheckedCacheDir(CheckedCacheDir):
 
 
 def use_cache(env) -> None:
-    folder = env.get("CACHE_DIR", "")
-    if not folder:
+    path, readonly = shared_cache(env)
+    if path is None:
         return
-    path = os.path.join(SCons.Script.GetLaunchDir(), os.path.expanduser(folder))
-    readonly = env["CACHE_READONLY"] or SCons.Script.GetOption("cache_readonly")
     if not readonly:
         # SCons would create it private to this user (mkdtemp); a shared cache
         # gets the permissions the umask gives.

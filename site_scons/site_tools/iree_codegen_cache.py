@@ -24,14 +24,17 @@ batch (every run sets up its backend again; on CUDA it links libdevice again),
 which made cold builds slower than a plain compile. So one SPLICE action per
 module compiles all its misses, split into up to ``-j`` batches that share ``-j``
 slots with every other module's. Entries are content-addressed and written
-whole, so checkouts may share ``CODEGEN_CACHE_DIR``; SCons's CacheDir shares
-the modules.
+whole, so checkouts may share ``CODEGEN_CACHE_DIR``. Where CACHE_DIR is set
+(SCons's CacheDir, which shares the modules), the entries live in its
+``codegen/`` unless CODEGEN_CACHE_DIR says otherwise; with CACHE_READONLY they
+are only read from there, and misses go to the build's own folder.
 
 Variables: EXECUTABLE_CACHE (targets using the cache), CODEGEN_CACHE_DIR.
 """
 from __future__ import annotations
 
 import json
+import os
 import threading
 from pathlib import Path
 
@@ -42,8 +45,10 @@ import SCons.Script
 import iree_kernels
 from iree_kernels import codegen_cache, toolchains
 from iree_kernels.errors import UserError
-from iree_kernels_scons import fail, reporting_user_errors, whole_file_command, write_atomically
+from iree_kernels_scons import (fail, reporting_user_errors, shared_cache, whole_file_command,
+                                write_atomically)
 
+OWN_FOLDER = "$BUILD_DIR/codegen-cache"
 DEFAULT_TARGETS: tuple[str, ...] = ("cuda",)     # where the cache is on unless EXECUTABLE_CACHE says
 SHORT_COMSTRS = {"IREE_PROGRAMCOMSTR": "DUMP     $TARGET",
                  "IREE_SPLICECOMSTR": "SPLICE   $TARGET",
@@ -80,8 +85,10 @@ def declare_cached_module(env, module, model: str, target: str, folder, options,
     here = folder.Dir("codegen")
     program = env.IreeProgramSources(here.File("sources.mlir"), [model, options, substitutions],
                                      **short)
-    cache = env.Dir(env.subst("$CODEGEN_CACHE_DIR")).Dir(target)
+    folder, read_only = cache_folders(env)
+    cache = env.Dir(folder).Dir(target)
     spec = {"target": target, "cache": cache.get_path(),
+            "shared": read_only and env.Dir(read_only).Dir(target).get_path(),
             "compiler": toolchains.version(env.subst("$IREE_COMPILE")),
             "flags": [str(a) for line in env.subst_list("$IREE_CACHED_COMPILEFLAGS") for a in line],
             "substituted": sorted({s.executable for s in subs}),
@@ -96,6 +103,17 @@ def declare_cached_module(env, module, model: str, target: str, folder, options,
                                              "$IREE_CACHED_COMPILEFLAGS"])
 
 
+def cache_folders(env) -> tuple[str, str | None]:
+    """The folder misses are compiled into, and a folder only read; see CODEGEN_CACHE_DIR's help."""
+    given = env.subst("$CODEGEN_CACHE_DIR")
+    shared, read_only = shared_cache(env)
+    own = env.subst(OWN_FOLDER)
+    if given or shared is None:
+        return given or own, None
+    shared = os.path.join(shared, "codegen")
+    return (own, shared) if read_only else (shared, None)
+
+
 @reporting_user_errors
 def assemble_program(target, source, env):
     program, options, spec = source[0], source[1], json.loads(source[2].read())
@@ -105,7 +123,7 @@ def assemble_program(target, source, env):
     plan = codegen_cache.plan(text, spec["target"], Path(spec["cache"]),
                               toolchains.version(compiler.program),
                               options.get_text_contents().splitlines() + spec["flags"],
-                              spec["substituted"])
+                              spec["substituted"], spec["shared"] and Path(spec["shared"]))
     names = {entry.key: name for name, entry in plan.entries.items()}
     for entry, _ in plan.misses:
         shown = entry.binary if entry.binary_suffix else entry.translated
@@ -137,7 +155,8 @@ def generate(env):
          "cache: comma-separated (cuda, vulkan, llvm-cpu), 1 for all, 0 for none; default: "
          + (", ".join(DEFAULT_TARGETS) or "none"), "default"),
         ("CODEGEN_CACHE_DIR", "folder of the per-executable codegen cache; may be shared by "
-         "checkouts", "$BUILD_DIR/codegen-cache"),
+         f"checkouts; default: CACHE_DIR's codegen/ where CACHE_DIR is set (read only with "
+         f"CACHE_READONLY, compiling into {OWN_FOLDER}), else {OWN_FOLDER}", ""),
     ])
     env.SetDefault(
         # SCons's -j runs these compiles side by side; threads within each cost more than they gain.

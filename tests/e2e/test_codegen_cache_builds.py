@@ -207,3 +207,23 @@ def test_checkouts_building_at_once_share_one_cache(tmp_path):
     assert not list((shared / "vulkan").glob(".tmp-*"))
     a, b = (cached_binaries(c, "vulkan") for c in checkouts)
     assert a == b == plain_binaries(checkouts[0], "vulkan")
+
+
+def test_a_shared_build_cache_holds_the_codegen_entries_too(tmp_path):
+    """With CACHE_DIR set, entries go to its codegen/; CACHE_READONLY only reads them."""
+    shared = tmp_path / "shared-cache"
+    entries = shared / "codegen/vulkan"
+    first = make(Project(tmp_path / "first")).scons("EXECUTABLE_CACHE=vulkan", f"CACHE_DIR={shared}")
+    assert len(first.ran("CODEGEN")) == 41
+    assert len(list(entries.glob("*.executable.mlir"))) == 41
+    before = sorted(entries.iterdir())
+    reader = make(Project(tmp_path / "reader"), change=7)
+    read = reader.scons("EXECUTABLE_CACHE=vulkan", f"CACHE_DIR={shared}", "CACHE_READONLY=1")
+    assert "40 cached, 1 compiled" in read.output
+    assert sorted(entries.iterdir()) == before
+    assert len(list((reader.root / "build/codegen-cache/vulkan").glob("*.spv"))) == 1
+    writer = make(Project(tmp_path / "writer"), change=7)
+    wrote = writer.scons("EXECUTABLE_CACHE=vulkan", f"CACHE_DIR={shared}")
+    assert "40 cached, 1 compiled" in wrote.output
+    assert len(list(entries.glob("*.executable.mlir"))) == 42
+    assert not (writer.root / "build/codegen-cache").exists()

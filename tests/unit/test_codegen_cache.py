@@ -116,6 +116,19 @@ def test_assembling_replaces_planned_executables_only(tmp_path):
     assert codegen_cache.plan(text, "llvm-cpu", tmp_path, "v", []).hits == 1
 
 
+def test_a_read_only_shared_cache_is_looked_up_and_misses_go_to_the_own_folder(tmp_path):
+    text = program(executable("main_dispatch_0"), executable("main_dispatch_1", "2.0"))
+    shared, own = tmp_path / "shared", tmp_path / "own"
+    filled = codegen_cache.plan(text, "llvm-cpu", shared, "v", [], substituted={"main_dispatch_1"})
+    entry, _ = filled.misses[0]
+    shared.mkdir()
+    entry.translated.write_text(executable(codegen_cache.compiled_name(entry.key)))
+    plan = codegen_cache.plan(text, "llvm-cpu", own, "v", [], shared=shared)
+    assert plan.entries["main_dispatch_0"].folder == shared
+    assert [e.folder for e, _ in plan.misses] == [own]
+    assert plan.hits == 1
+
+
 @pytest.mark.skipif(not toolchains.iree_compile(), reason="needs iree-compile")
 def test_compiled_entries_stand_in_under_any_name(tmp_path):
     """Real iree-compile, Vulkan: each entry's SPIR-V is renamed to the executable it stands in for."""
