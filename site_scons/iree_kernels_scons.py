@@ -44,12 +44,14 @@ PARTIAL_PREFIX = ".tmp-"          # as iree_kernels.files names what it writes a
 
 
 class WholeFileCommand(SCons.Action.LazyAction):
-    """``$XCOM`` run with each target written beside it (``.tmp-<name>``), then moved in place.
+    """``$XCOM`` run with each target written beside it (``.tmp-<pid>-<name>``), then moved in place.
 
     A tool killed mid-write, or left running by a scons killed with SIGKILL,
     then never leaves a partial file where SCons's records from an earlier
-    build would call the target up to date. The printed command names the
-    targets themselves. Where ``$XCOM`` is set to a function, it runs as given.
+    build would call the target up to date; the pid keeps such a tool off the
+    file of the build that follows, which removes what earlier builds left.
+    The printed command names the targets themselves. Where ``$XCOM`` is set to
+    a function, it runs as given.
     """
 
     def execute(self, target, source, env, executor=None):
@@ -58,11 +60,13 @@ class WholeFileCommand(SCons.Action.LazyAction):
                                                                executor=executor)
         if executor:
             target, source = executor.get_all_targets(), executor.get_all_sources()
-        partial = [t.dir.File(PARTIAL_PREFIX + t.name) for t in target]
-        _remove(partial)
+        for node in target:
+            _remove_partials(node)
+        partial = [t.dir.File(f"{PARTIAL_PREFIX}{os.getpid()}-{t.name}") for t in target]
         status = SCons.Action.CommandAction.execute(self, partial, source, env)
         if status:
-            _remove(partial)
+            for node in target:
+                _remove_partials(node)
             return status
         for written, node in zip(partial, target):
             os.replace(written.get_abspath(), node.get_abspath())
@@ -74,12 +78,16 @@ def whole_file_command(variable: str, comstr: str) -> WholeFileCommand:
     return WholeFileCommand(variable, {"cmdstr": comstr})
 
 
-def _remove(nodes) -> None:
-    for node in nodes:
-        try:
-            os.remove(node.get_abspath())
-        except FileNotFoundError:
-            pass
+def _remove_partials(node) -> None:
+    """Remove what any build's WholeFileCommand wrote for ``node`` and did not move in place."""
+    folder = node.dir.get_abspath()
+    written = re.compile(rf"{re.escape(PARTIAL_PREFIX)}\d+-{re.escape(node.name)}")
+    for name in os.listdir(folder) if os.path.isdir(folder) else ():
+        if written.fullmatch(name):
+            try:
+                os.remove(os.path.join(folder, name))
+            except FileNotFoundError:
+                pass
 
 
 _INCLUDE_RE = r'^[ \t]*#[ \t]*include[ \t]*(<|")([^>"]+)(>|")'

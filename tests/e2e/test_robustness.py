@@ -160,6 +160,7 @@ def test_a_tool_killed_mid_write_leaves_nothing_taken_as_up_to_date(project, tmp
     model.write_text(original + "// an edit\n")
     marker.touch()
     assert project.scons(expect_ok=False).returncode != 0
+    assert not list((project.root / "build/llvm-cpu").glob(".tmp-*"))
     marker.unlink()
     model.write_text(original)
     assert project.scons().ran("IREE") == ["build/llvm-cpu/mlp.vmfb"]
