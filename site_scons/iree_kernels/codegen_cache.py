@@ -157,6 +157,14 @@ class Entry:
     def exists(self) -> bool:
         return self.translated.is_file() and (not self.binary_suffix or self.binary.is_file())
 
+    def mark_used(self) -> None:
+        """Touch the entry's files, so that pruning what is old spares what builds still take."""
+        for path in (self.translated, self.binary) if self.binary_suffix else (self.translated,):
+            try:
+                os.utime(path)
+            except OSError:
+                pass                  # a cache this build only reads
+
     def source_text(self, normalized: str) -> str:
         return _name_pattern(PLACEHOLDER).sub(compiled_name(self.key), normalized)
 
@@ -220,6 +228,7 @@ def stand_in(entry: Entry, executable: ExecutableSource) -> str:
     The binary is embedded (``data``), so the assembled program is the whole
     input of the module's compile and changes whenever a binary does.
     """
+    entry.mark_used()
     translated = entry.translated.read_text(encoding="utf-8")
     renamed = executable.with_visibility(
         _name_pattern(compiled_name(entry.key)).sub(executable.name, translated))

@@ -1,6 +1,7 @@
 """The per-executable codegen cache: splitting a program, keys that survive renumbering, stand-ins."""
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 
@@ -167,3 +168,12 @@ def test_only_vulkan_refuses_an_export_with_a_subgroup_size(tmp_path, suffix, re
     binary.write_bytes(b"binary")
     codegen_cache._store(entry, "source", program(executable(name)), [binary])
     assert entry.refused.is_file() == refused and entry.exists() != refused
+
+
+def test_taking_an_entry_touches_it(tmp_path):
+    text = program(executable("main_dispatch_0"))
+    entry, _ = codegen_cache.plan(text, "llvm-cpu", tmp_path, "v", []).misses[0]
+    entry.translated.write_text(executable(codegen_cache.compiled_name(entry.key)))
+    os.utime(entry.translated, (1_000_000, 1_000_000))
+    codegen_cache.assemble(text, codegen_cache.plan(text, "llvm-cpu", tmp_path, "v", []))
+    assert entry.translated.stat().st_mtime > 1_000_000
