@@ -83,3 +83,17 @@ def run_module(module: Path, device: str, function: str, inputs: list[str]) -> s
             *[f"--input={i}" for i in inputs]]
     result = subprocess.run(argv, capture_output=True, text=True, check=True)
     return result.stdout.split("hal.buffer_view", 1)[-1].strip()
+
+
+def case_outputs(run_module: str, module: Path, case, device: str, out: Path, root: Path) -> list:
+    """Every result of one expected-outputs case (iree_kernels.checks.Case), exactly as computed.
+
+    ``@file`` inputs are relative to ``root``, the repo.
+    """
+    import numpy as np
+    argv = [run_module, f"--module={module}", f"--device={device}", f"--function={case.function}",
+            *[f"--input={i}" for i in case.inputs],
+            *[f"--output={'@' if n == 0 else '+'}{out}" for n in range(len(case.outputs))]]
+    subprocess.run(argv, cwd=root, check=True, capture_output=True, text=True)
+    with open(out, "rb") as f:
+        return [np.load(f) for _ in case.outputs]

@@ -16,8 +16,9 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import REPO, SCONS, Project, run_module
-from iree_kernels import codegen_cache, runtime, toolchains
+from conftest import REPO, SCONS, Project, case_outputs, run_module
+from iree_kernels import checks, codegen_cache, runtime, toolchains
+from iree_kernels.manifest import load_project
 
 sys.path.insert(0, str(REPO / "models"))
 import generate_layers  # noqa: E402
@@ -227,3 +228,27 @@ def test_a_shared_build_cache_holds_the_codegen_entries_too(tmp_path):
     assert "40 cached, 1 compiled" in wrote.output
     assert len(list(entries.glob("*.executable.mlir"))) == 42
     assert not (writer.root / "build/codegen-cache").exists()
+
+
+@pytest.mark.parametrize("target", [pytest.param("llvm-cpu", marks=needs_device("llvm-cpu")),
+                                    pytest.param("vulkan", marks=needs_device("vulkan"))])
+def test_every_demo_model_computes_what_its_plain_compile_does(project, target, tmp_path):
+    """The demo repo, its substitutions in: every case of every model, bit for bit."""
+    for folder in ("kernels", "models"):
+        shutil.copytree(REPO / folder, project.root / folder, dirs_exist_ok=True)
+    project.scons(f"IREE_TARGETS={target}", f"EXECUTABLE_CACHE={target}", "-j2", "check")
+    project.scons(f"IREE_TARGETS={target}", "EXECUTABLE_CACHE=0", "BUILD_DIR=plain", "-j2")
+    models = load_project(project.root, sorted((project.root / "kernels").glob("**/*.toml")))
+    compared = []
+    for model in models.models.values():
+        if target not in model.targets or not model.expected:
+            continue
+        cached, plain = (project.root / f"{folder}/{target}/{model.name}.vmfb"
+                         for folder in ("build", "plain"))
+        for case in checks.load_cases(str(project.root / model.expected), target):
+            out = tmp_path / f"{model.name}.npy"
+            for a, b in zip(case_outputs(RUN_MODULE, plain, case, DEVICES[target], out, project.root),
+                            case_outputs(RUN_MODULE, cached, case, DEVICES[target], out, project.root)):
+                assert a.dtype == b.dtype and np.array_equal(a, b), model.name
+            compared.append(model.name)
+    assert {"mlp", "elementwise", "saxpy", "layers"} <= set(compared)

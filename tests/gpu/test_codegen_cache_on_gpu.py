@@ -14,12 +14,10 @@ computes bit for bit what the plain module computes.
 """
 from __future__ import annotations
 
-import subprocess
-
 import numpy as np
 import pytest
 
-from conftest import REPO
+from conftest import REPO, case_outputs
 from cuda_models import NEEDS_CUDA, RUN_MODULE, build_cuda_modules, cuda_models
 from iree_kernels import checks
 
@@ -33,17 +31,6 @@ def cuda_modules():
     build_cuda_modules("EXECUTABLE_CACHE=0", f"BUILD_DIR={PLAIN.relative_to(REPO)}")
 
 
-def outputs(module, case, tmp_path) -> list[np.ndarray]:
-    """Every result of one case, exactly as the device computed it."""
-    out = tmp_path / f"{module.parent.parent.name}-{module.stem}.npy"
-    argv = [RUN_MODULE, f"--module={module}", "--device=cuda", f"--function={case.function}",
-            *[f"--input={i}" for i in case.inputs],
-            *[f"--output={'@' if n == 0 else '+'}{out}" for n in range(len(case.outputs))]]
-    subprocess.run(argv, cwd=REPO, check=True, capture_output=True, text=True)
-    with open(out, "rb") as f:
-        return [np.load(f) for _ in case.outputs]
-
-
 @pytest.mark.parametrize("model", cuda_models(), ids=lambda m: m.name)
 def test_cached_module_computes_what_the_plain_one_does(model, tmp_path):
     plain, cached = (folder / "cuda" / f"{model.name}.vmfb" for folder in (PLAIN, REPO / "build"))
@@ -55,5 +42,7 @@ def test_cached_module_computes_what_the_plain_one_does(model, tmp_path):
     for case in cases:
         print(checks.run_case(case, RUN_MODULE, str(cached), "cuda", model.expected,
                               cwd=str(REPO)))
-        for a, b in zip(outputs(plain, case, tmp_path), outputs(cached, case, tmp_path)):
+        out = tmp_path / f"{model.name}.npy"
+        for a, b in zip(case_outputs(RUN_MODULE, plain, case, "cuda", out, REPO),
+                        case_outputs(RUN_MODULE, cached, case, "cuda", out, REPO)):
             assert a.dtype == b.dtype and np.array_equal(a, b)
