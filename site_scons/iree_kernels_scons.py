@@ -29,7 +29,7 @@ def fail(message: str) -> None:
 def shared_cache(env) -> tuple[str | None, bool]:
     """The folder CACHE_DIR names (None: no shared cache), and whether this build only reads it."""
     folder = env.get("CACHE_DIR", "")
-    if not folder:
+    if not folder or SCons.Script.GetOption("cache_disable"):
         return None, False
     path = os.path.join(SCons.Script.GetLaunchDir(), os.path.expanduser(folder))
     return path, bool(env["CACHE_READONLY"] or SCons.Script.GetOption("cache_readonly"))
@@ -50,27 +50,51 @@ class WholeFileCommand(SCons.Action.LazyAction):
     then never leaves a partial file where SCons's records from an earlier
     build would call the target up to date; the pid keeps such a tool off the
     file of the build that follows, which removes what earlier builds left.
-    The printed command names the targets themselves. Where ``$XCOM`` is set to
-    a function, it runs as given.
+    The printed command names the targets themselves. Only ``$TARGET`` and
+    ``$TARGETS`` name the files aside: a command using ``${TARGET.abspath}``
+    writes the target itself, and files a tool names after its output (a
+    ``-MD`` depfile) keep the name aside. Where ``$XCOM`` is not a one-line
+    string (a function, a list), SCons runs it as given, never reaching here.
     """
 
     def execute(self, target, source, env, executor=None):
-        if self.get_parent_class(env) is not SCons.Action.CommandAction:
-            return SCons.Action.CommandGeneratorAction.execute(self, target, source, env,
-                                                               executor=executor)
         if executor:
             target, source = executor.get_all_targets(), executor.get_all_sources()
         for node in target:
             _remove_partials(node)
-        partial = [t.dir.File(f"{PARTIAL_PREFIX}{os.getpid()}-{t.name}") for t in target]
+        partial = [_Aside(node, f"{PARTIAL_PREFIX}{os.getpid()}-{node.name}") for node in target]
         status = SCons.Action.CommandAction.execute(self, partial, source, env)
         if status:
             for node in target:
                 _remove_partials(node)
             return status
-        for written, node in zip(partial, target):
-            os.replace(written.get_abspath(), node.get_abspath())
+        for aside, node in zip(partial, target):
+            if os.path.exists(aside.written):
+                os.replace(aside.written, node.get_abspath())
+            elif not os.path.exists(node.get_abspath()):
+                raise SCons.Errors.BuildError(node=node, exitstatus=2,
+                                              errstr=f"the command wrote no {node}")
         return status
+
+
+class _Aside:
+    """A target as a command line names it: the path beside it; the target's own node otherwise.
+
+    Not a node of SCons's graph, which worker threads must not extend.
+    """
+
+    def __init__(self, node, name: str) -> None:
+        self._node, self._path = node, os.path.join(os.path.dirname(str(node)), name)
+        self.written = os.path.join(node.dir.get_abspath(), name)
+
+    def __str__(self) -> str:
+        return self._path
+
+    def get_subst_proxy(self):
+        return self
+
+    def __getattr__(self, attribute):
+        return getattr(self._node, attribute)
 
 
 def whole_file_command(variable: str, comstr: str) -> WholeFileCommand:

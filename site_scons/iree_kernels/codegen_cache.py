@@ -134,6 +134,7 @@ class Entry:
     folder: Path
     key: str
     binary_suffix: str        # "" on llvm-cpu
+    read_only: bool = False   # in a cache this build only reads
 
     @property
     def source(self) -> Path:
@@ -159,11 +160,13 @@ class Entry:
 
     def mark_used(self) -> None:
         """Touch the entry's files, so that pruning what is old spares what builds still take."""
+        if self.read_only:
+            return
         for path in (self.translated, self.binary) if self.binary_suffix else (self.translated,):
             try:
                 os.utime(path)
             except OSError:
-                pass                  # a cache this build only reads
+                pass                  # not ours to touch
 
     def source_text(self, normalized: str) -> str:
         return _name_pattern(PLACEHOLDER).sub(compiled_name(self.key), normalized)
@@ -197,7 +200,7 @@ def plan(program: str, target: str, folder: Path, compiler_version: str, flags: 
         key = entry_key(normalized, compiler_version, flags)
         entry = Entry(folder, key, TARGET_BINARIES[target])
         if shared is not None and not entry.exists() and not entry.refused.is_file():
-            read_only = Entry(shared, key, TARGET_BINARIES[target])
+            read_only = Entry(shared, key, TARGET_BINARIES[target], read_only=True)
             if read_only.exists() or read_only.refused.is_file():
                 entry = read_only
         if entry.refused.is_file():
@@ -236,11 +239,14 @@ def stand_in(entry: Entry, executable: ExecutableSource) -> str:
         return renamed
     binary = renamed_binary(entry.binary.read_bytes(), entry.binary_suffix, translated,
                             entry.key, executable.name, str(entry.binary))
-    return wrapper(renamed, executable.name, binary, entry.binary.as_posix())
+    return wrapper(renamed, executable.name, binary, entry.key)
 
 
-def wrapper(executable_text: str, name: str, binary: bytes, entry: str) -> str:
-    """``executable_text`` (translated, without code) with its variant linking ``binary``."""
+def wrapper(executable_text: str, name: str, binary: bytes, key: str) -> str:
+    """``executable_text`` (translated, without code) with its variant linking ``binary``.
+
+    It names the entry by key, not path: where the cache is does not change the program.
+    """
     lines = executable_text.split("\n")
     at = next((i for i, line in enumerate(lines) if _VARIANT_RE.match(line)), None)
     if at is None or not lines[at].endswith(" {"):
@@ -249,7 +255,7 @@ def wrapper(executable_text: str, name: str, binary: bytes, entry: str) -> str:
     return render("cached_executable.mlir.j2", header=lines[0][:-2],
                   variant=lines[at].strip()[:-2], body="\n".join(lines[at + 1:close]),
                   data=binary.hex().upper(), size=len(binary), name=name,
-                  entry=entry).rstrip("\n")
+                  key=key).rstrip("\n")
 
 
 def embedded_binaries(assembled: str) -> dict[str, bytes]:

@@ -87,15 +87,18 @@ def declare_cached_module(env, module, model: str, target: str, folder, options,
                                      **short)
     folder, read_only = cache_folders(env)
     cache = env.Dir(folder).Dir(target)
-    spec = {"target": target, "cache": cache.get_path(),
-            "shared": read_only and env.Dir(read_only).Dir(target).get_path(),
+    # Where the cache is changes nothing built: the folders are not part of the spec.
+    where = {"IREE_CODEGEN_FOLDER": cache.get_path(),
+             "IREE_CODEGEN_SHARED": read_only and env.Dir(read_only).Dir(target).get_path()}
+    spec = {"target": target,
             "compiler": toolchains.version(env.subst("$IREE_COMPILE")),
             "flags": [str(a) for line in env.subst_list("$IREE_CACHED_COMPILEFLAGS") for a in line],
             "substituted": sorted({s.executable for s in subs}),
             "library": iree_kernels.fingerprint()}
     # Named like the model: iree-compile names what it links after the input file.
     assembled = env.IreeAssembledProgram(here.Dir("module").File(f"{Path(model).stem}.mlir"),
-                                         [program, options, env.Value(json.dumps(spec))], **short)
+                                         [program, options, env.Value(json.dumps(spec))],
+                                         **where, **short)
     if cache.is_under(env.Dir(f"#{env['BUILD_DIR']}")):
         env.Clean(assembled, cache)
     return env.IreeModule(module, [assembled, options, substitutions],
@@ -120,10 +123,11 @@ def assemble_program(target, source, env):
     text = program.get_text_contents()
     compiler = codegen_cache.Compiler(env.subst("$IREE_COMPILE"), (options.get_path(),),
                                       tuple(spec["flags"]), print if env["VERBOSE"] else None)
-    plan = codegen_cache.plan(text, spec["target"], Path(spec["cache"]),
+    shared = env["IREE_CODEGEN_SHARED"]
+    plan = codegen_cache.plan(text, spec["target"], Path(env["IREE_CODEGEN_FOLDER"]),
                               toolchains.version(compiler.program),
                               options.get_text_contents().splitlines() + spec["flags"],
-                              spec["substituted"], spec["shared"] and Path(spec["shared"]))
+                              spec["substituted"], shared and Path(shared))
     names = {entry.key: name for name, entry in plan.entries.items()}
     for entry, _ in plan.misses:
         shown = entry.binary if entry.binary_suffix else entry.translated

@@ -245,6 +245,8 @@ def test_every_demo_model_computes_what_its_plain_compile_does(project, target, 
             continue
         cached, plain = (project.root / f"{folder}/{target}/{model.name}.vmfb"
                          for folder in ("build", "plain"))
+        assert (project.root / f"build/{target}/{model.name}/codegen/module/{model.name}.mlir"
+                ).is_file(), f"{model.name} was not built through the cache"
         for case in checks.load_cases(str(project.root / model.expected), target):
             out = tmp_path / f"{model.name}.npy"
             for a, b in zip(case_outputs(RUN_MODULE, plain, case, DEVICES[target], out, project.root),
@@ -252,3 +254,14 @@ def test_every_demo_model_computes_what_its_plain_compile_does(project, target, 
                 assert a.dtype == b.dtype and np.array_equal(a, b), model.name
             compared.append(model.name)
     assert {"mlp", "elementwise", "saxpy", "layers"} <= set(compared)
+
+
+def test_where_the_shared_cache_is_changes_nothing_built(project, tmp_path):
+    """A copy of the shared cache at another path serves the same modules: no path is in them."""
+    make(project)
+    project.scons("EXECUTABLE_CACHE=vulkan", f"CACHE_DIR={tmp_path / 'here'}")
+    shutil.copytree(tmp_path / "here", tmp_path / "there")
+    project.scons("-c", "EXECUTABLE_CACHE=vulkan")
+    again = project.scons("EXECUTABLE_CACHE=vulkan", f"CACHE_DIR={tmp_path / 'there'}")
+    assert (again.ran("SPLICE"), again.ran("IREE"), again.ran("CODEGEN")) == ([], [], [])
+    assert "Retrieved `build/vulkan/layers.vmfb' from cache" in again.output

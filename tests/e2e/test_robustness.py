@@ -39,6 +39,7 @@ def clean_build(tmp_path_factory):
     from conftest import Project
     project = demo_repo(Project(tmp_path_factory.mktemp("clean") / "repo"))
     project.scons("-j1", TARGETS)
+    assert not list((project.root / "build").rglob(".tmp-*"))     # only killed writes leave them
     return outputs(project)
 
 
@@ -165,3 +166,20 @@ def test_a_tool_killed_mid_write_leaves_nothing_taken_as_up_to_date(project, tmp
     model.write_text(original)
     assert project.scons().ran("IREE") == ["build/llvm-cpu/mlp.vmfb"]
     assert module.read_bytes() == built
+
+
+def test_a_tool_that_writes_nothing_is_one_error_naming_the_target(project, tmp_path, monkeypatch):
+    compiler = tmp_path / "iree-compile"
+    compiler.write_text(f"#!{sys.executable}\nimport os, sys\n"
+                        f"if '--version' in sys.argv:\n"
+                        f"    os.execv({toolchains.iree_compile()!r}, sys.argv)\n")
+    compiler.chmod(0o755)
+    monkeypatch.setenv("IREE_COMPILE", str(compiler))
+    project.copy(REPO / "models/mlp.mlir", "models/mlp.mlir")
+    project.write("kernels/demo.toml", '[models.mlp]\nsource = "models/mlp.mlir"\n'
+                                      'targets = ["llvm-cpu"]\n')
+    build = project.scons("build/llvm-cpu/mlp.vmfb", expect_ok=False)
+    assert build.returncode == 2
+    assert ("scons: *** [build/llvm-cpu/mlp.vmfb] the command wrote no build/llvm-cpu/mlp.vmfb"
+            in build.output)
+    assert "Traceback" not in build.output

@@ -6,7 +6,7 @@ build makes them by default, through the cache, into build/cuda and plain ones
 into build/plain/cuda. Elsewhere (a GPU machine carrying only the runtime) it
 runs the modules already there; build them first with
 
-    ./setup.sh scons IREE_TARGETS=cuda
+    ./setup.sh scons IREE_TARGETS=cuda EXECUTABLE_CACHE=cuda
     ./setup.sh scons IREE_TARGETS=cuda EXECUTABLE_CACHE=0 BUILD_DIR=build/plain
 
 For every cuda model with expected outputs, the cached module matches them and
@@ -27,7 +27,7 @@ pytestmark = NEEDS_CUDA
 
 @pytest.fixture(scope="module", autouse=True)
 def cuda_modules():
-    build_cuda_modules()
+    build_cuda_modules("EXECUTABLE_CACHE=cuda")
     build_cuda_modules("EXECUTABLE_CACHE=0", f"BUILD_DIR={PLAIN.relative_to(REPO)}")
 
 
@@ -37,6 +37,8 @@ def test_cached_module_computes_what_the_plain_one_does(model, tmp_path):
     for module in (plain, cached):
         if not module.exists():
             pytest.fail(f"{module} is not built: see this file's docstring")
+    assert (REPO / f"build/cuda/{model.name}/codegen/module/{model.name}.mlir").is_file(), \
+        f"{cached} was not built through the codegen cache"
     cases = checks.load_cases(str(REPO / model.expected), "cuda")
     assert cases
     for case in cases:
