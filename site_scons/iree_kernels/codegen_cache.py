@@ -45,7 +45,7 @@ from .render import render
 # The binary iree-compile serializes one executable of a target to; "" where
 # the entry keeps the translated code instead.
 TARGET_BINARIES = {"cuda": ".ptx", "vulkan": ".spv", "llvm-cpu": ""}
-FORMAT = "iree-kernels codegen cache 1"
+FORMAT = "iree-kernels codegen cache 2"
 PLACEHOLDER = "cached_executable_placeholder"
 
 _HEADER_RE = re.compile(
@@ -147,8 +147,18 @@ class Entry:
 
     @property
     def translated(self) -> Path:
-        """The translated executable (without its code on GPUs); written last, so it marks a whole entry."""
+        """The translated executable (without its code on GPUs)."""
         return self.folder / f"{self.key}.executable.mlir"
+
+    @property
+    def digests(self) -> Path:
+        """The SHA-256 of the files a build takes; written last, so it marks a whole entry."""
+        return self.folder / f"{self.key}.sha256"
+
+    @property
+    def used(self) -> tuple[Path, ...]:
+        """The files a build takes from the entry."""
+        return (self.translated, self.binary) if self.binary_suffix else (self.translated,)
 
     @property
     def refused(self) -> Path:
@@ -156,13 +166,34 @@ class Entry:
         return self.folder / f"{self.key}.refused"
 
     def exists(self) -> bool:
-        return self.translated.is_file() and (not self.binary_suffix or self.binary.is_file())
+        return self.digests.is_file() and all(p.is_file() for p in self.used)
+
+    def damage(self) -> str | None:
+        """Why the entry's files are not what was stored (None: they are)."""
+        try:
+            recorded = dict(line.split("  ", 1)[::-1] for line in
+                            self.digests.read_text(encoding="ascii").splitlines())
+            for path in self.used:
+                if recorded.get(path.name) != hashlib.sha256(path.read_bytes()).hexdigest():
+                    return f"{path.name} does not have the SHA-256 recorded in {self.digests.name}"
+        except (OSError, ValueError, UnicodeDecodeError) as e:
+            return f"its files cannot be read or checked ({e})"
+        return None
+
+    def record_digests(self) -> None:
+        """Mark the entry whole: the SHA-256 of what a build takes, written last."""
+        lines = [f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {p.name}\n" for p in self.used]
+        _replace(self.digests, "".join(lines).encode("ascii"))
+
+    def remove(self) -> None:
+        for path in (self.digests, *self.used):
+            path.unlink(missing_ok=True)
 
     def mark_used(self) -> None:
         """Touch the entry's files, so that pruning what is old spares what builds still take."""
         if self.read_only:
             return
-        for path in (self.translated, self.binary) if self.binary_suffix else (self.translated,):
+        for path in self.used:
             try:
                 os.utime(path)
             except OSError:
@@ -178,6 +209,7 @@ class Plan:
     executables: list[ExecutableSource]
     entries: dict[str, Entry]                 # executable name -> entry
     misses: list[tuple[Entry, str]]           # entry -> the source to compile
+    damaged: list[str] = ()                   # entries not taken: files changed since stored
 
     @property
     def hits(self) -> int:
@@ -192,23 +224,42 @@ def plan(program: str, target: str, folder: Path, compiler_version: str, flags: 
     only reads); misses are compiled into ``folder``.
     """
     executables = split_program(program)
-    entries, misses = {}, {}
+    entries, misses, damaged = {}, {}, []
     for executable in executables:
         if executable.name in substituted or executable.not_cacheable():
             continue
         normalized = executable.normalized()
         key = entry_key(normalized, compiler_version, flags)
-        entry = Entry(folder, key, TARGET_BINARIES[target])
-        if shared is not None and not entry.exists() and not entry.refused.is_file():
-            read_only = Entry(shared, key, TARGET_BINARIES[target], read_only=True)
-            if read_only.exists() or read_only.refused.is_file():
-                entry = read_only
+        entry = _found(key, TARGET_BINARIES[target], folder, shared, damaged)
         if entry.refused.is_file():
             continue
         entries[executable.name] = entry
         if entry.key not in misses and not entry.exists():
             misses[entry.key] = (entry, entry.source_text(normalized))
-    return Plan(executables, entries, list(misses.values()))
+    return Plan(executables, entries, list(misses.values()), damaged)
+
+
+def _found(key: str, suffix: str, folder: Path, shared: Path | None, damaged: list[str]) -> Entry:
+    """The entry to take for ``key``: whole and unchanged, in ``folder``, else in ``shared``.
+
+    Otherwise the entry in ``folder``, to compile. A damaged entry is reported
+    in ``damaged`` and removed where this build may write.
+    """
+    own = Entry(folder, key, suffix)
+    looked_up = [own] + ([Entry(shared, key, suffix, read_only=True)] if shared else [])
+    for entry in looked_up:
+        if entry.refused.is_file():
+            return entry
+        if not entry.exists():
+            continue
+        problem = entry.damage()
+        if not problem:
+            return entry
+        action = "kept (read-only cache)" if entry.read_only else "removed"
+        if not entry.read_only:
+            entry.remove()
+        damaged.append(f"{entry.digests} is not used: {problem}; entry {action}, compiling it again")
+    return own
 
 
 def assemble(program: str, plan_: Plan) -> str:
@@ -367,6 +418,7 @@ def _store(entry: Entry, source: str, translated: str, binaries: list[Path]) -> 
     _replace(entry.source, source.encode("utf-8"))
     if not entry.binary_suffix:
         _replace(entry.translated, _translated_executable(translated, name).encode("utf-8"))
+        entry.record_digests()
         return
     found = [b for b in binaries if b.name.startswith(f"module_{name}_")
              and b.suffix == entry.binary_suffix]
@@ -379,6 +431,7 @@ def _store(entry: Entry, source: str, translated: str, binaries: list[Path]) -> 
         return
     _replace(entry.binary, found[0].read_bytes())
     _replace(entry.translated, stripped.encode("utf-8"))
+    entry.record_digests()
 
 
 def _replace(path: Path, content: bytes) -> None:

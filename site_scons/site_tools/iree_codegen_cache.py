@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 from pathlib import Path
 
@@ -128,6 +129,8 @@ def assemble_program(target, source, env):
                               toolchains.version(compiler.program),
                               options.get_text_contents().splitlines() + spec["flags"],
                               spec["substituted"], shared and Path(shared))
+    for damage in plan.damaged:
+        sys.stderr.write(f"scons: warning: codegen cache entry {damage}\n")
     names = {entry.key: name for name, entry in plan.entries.items()}
     for entry, _ in plan.misses:
         shown = entry.binary if entry.binary_suffix else entry.translated

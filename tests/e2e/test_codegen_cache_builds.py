@@ -265,3 +265,17 @@ def test_where_the_shared_cache_is_changes_nothing_built(project, tmp_path):
     again = project.scons("EXECUTABLE_CACHE=vulkan", f"CACHE_DIR={tmp_path / 'there'}")
     assert (again.ran("SPLICE"), again.ran("IREE"), again.ran("CODEGEN")) == ([], [], [])
     assert "Retrieved `build/vulkan/layers.vmfb' from cache" in again.output
+
+
+def test_a_damaged_entry_is_compiled_again_with_a_warning(project):
+    make(project)
+    project.scons("EXECUTABLE_CACHE=vulkan")
+    spirv_file = sorted((project.root / "build/codegen-cache/vulkan").glob("*.spv"))[0]
+    spirv_file.write_bytes(spirv_file.read_bytes()[:-8])              # a truncated copy
+    (project.root / "build/vulkan/layers/codegen/module/layers.mlir").unlink()
+    again = project.scons("EXECUTABLE_CACHE=vulkan")
+    digests = spirv_file.relative_to(project.root).with_suffix(".sha256")
+    assert (f"scons: warning: codegen cache entry {digests} is not used: {spirv_file.name} "
+            "does not have the SHA-256 recorded") in again.output
+    assert "40 cached, 1 compiled" in again.output
+    assert cached_binaries(project, "vulkan") == plain_binaries(project, "vulkan")

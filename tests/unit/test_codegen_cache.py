@@ -111,6 +111,7 @@ def test_assembling_replaces_planned_executables_only(tmp_path):
     assert f"@{name} {{" in source and f"@{name}_elementwise_4_f32" in source
     entry.translated.write_text(executable(name).replace("private", "public", 1)
                                 .replace("%cst", "%translated"))
+    entry.record_digests()
     assembled = codegen_cache.assemble(text, plan)
     assert assembled.count("%translated") == 1 and "2.0 : f32" in assembled
     assert [e.name for e in split_program(assembled)] == ["main_dispatch_0", "main_dispatch_1"]
@@ -124,6 +125,7 @@ def test_a_read_only_shared_cache_is_looked_up_and_misses_go_to_the_own_folder(t
     entry, _ = filled.misses[0]
     shared.mkdir()
     entry.translated.write_text(executable(codegen_cache.compiled_name(entry.key)))
+    entry.record_digests()
     plan = codegen_cache.plan(text, "llvm-cpu", own, "v", [], shared=shared)
     assert plan.entries["main_dispatch_0"].folder == shared
     assert [e.folder for e, _ in plan.misses] == [own]
@@ -174,6 +176,25 @@ def test_taking_an_entry_touches_it(tmp_path):
     text = program(executable("main_dispatch_0"))
     entry, _ = codegen_cache.plan(text, "llvm-cpu", tmp_path, "v", []).misses[0]
     entry.translated.write_text(executable(codegen_cache.compiled_name(entry.key)))
+    entry.record_digests()
     os.utime(entry.translated, (1_000_000, 1_000_000))
     codegen_cache.assemble(text, codegen_cache.plan(text, "llvm-cpu", tmp_path, "v", []))
     assert entry.translated.stat().st_mtime > 1_000_000
+
+
+def test_a_changed_entry_is_compiled_again_and_said(tmp_path):
+    text = program(executable("main_dispatch_0"))
+    shared, own = tmp_path / "shared", tmp_path / "own"
+    for folder in (shared, own):
+        entry, _ = codegen_cache.plan(text, "llvm-cpu", folder, "v", []).misses[0]
+        folder.mkdir()
+        entry.translated.write_text(executable(codegen_cache.compiled_name(entry.key)))
+        entry.record_digests()
+        entry.translated.write_text("hal.executable private @truncated {")
+    plan = codegen_cache.plan(text, "llvm-cpu", own, "v", [], shared=shared)
+    assert [e.folder for e, _ in plan.misses] == [own] and plan.hits == 0
+    assert [d.split(" is not used: ")[0] for d in plan.damaged] == \
+        [str(own / f"{entry.key}.sha256"), str(shared / f"{entry.key}.sha256")]
+    assert "entry removed" in plan.damaged[0] and "kept (read-only cache)" in plan.damaged[1]
+    assert not (own / f"{entry.key}.executable.mlir").exists()
+    assert (shared / f"{entry.key}.executable.mlir").exists()
