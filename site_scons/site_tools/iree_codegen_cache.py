@@ -86,11 +86,11 @@ def declare_cached_module(env, module, model: str, target: str, folder, options,
     here = folder.Dir("codegen")
     program = env.IreeProgramSources(here.File("sources.mlir"), [model, options, substitutions],
                                      **short)
-    folder, read_only = cache_folders(env)
-    cache = env.Dir(folder).Dir(target)
+    own, shared = cache_folders(env)
+    cache = env.Dir(own).Dir(target)
     # Where the cache is changes nothing built: the folders are not part of the spec.
     where = {"IREE_CODEGEN_FOLDER": cache.get_path(),
-             "IREE_CODEGEN_SHARED": read_only and env.Dir(read_only).Dir(target).get_path()}
+             "IREE_CODEGEN_SHARED": shared and env.Dir(shared).Dir(target).get_path()}
     spec = {"target": target,
             "compiler": toolchains.version(env.subst("$IREE_COMPILE")),
             "flags": [str(a) for line in env.subst_list("$IREE_CACHED_COMPILEFLAGS") for a in line],
@@ -126,7 +126,7 @@ def assemble_program(target, source, env):
                                       tuple(spec["flags"]), print if env["VERBOSE"] else None)
     shared = env["IREE_CODEGEN_SHARED"]
     plan = codegen_cache.plan(text, spec["target"], Path(env["IREE_CODEGEN_FOLDER"]),
-                              toolchains.version(compiler.program),
+                              spec["compiler"],
                               options.get_text_contents().splitlines() + spec["flags"],
                               spec["substituted"], shared and Path(shared))
     for damage in plan.damaged:

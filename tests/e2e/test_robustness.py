@@ -17,6 +17,28 @@ from iree_kernels import toolchains
 TARGETS = "IREE_TARGETS=llvm-cpu,vulkan" + (",cuda" if toolchains.nvcc() else "")
 
 
+MLP_ON_LLVM_CPU = '[models.mlp]\nsource = "models/mlp.mlir"\ntargets = ["llvm-cpu"]\n'
+MLP_INPUTS = ["4x8xf32=1", "8x16xf32=0.5", "16xf32=-1 0 1 2 -1 0 1 2 -1 0 1 2 -1 0 1 2"]
+
+
+def mlp_on_llvm_cpu(project):
+    """The mlp model, built for llvm-cpu only; returns the model's path."""
+    project.write("kernels/demo.toml", MLP_ON_LLVM_CPU)
+    return project.copy(REPO / "models/mlp.mlir", "models/mlp.mlir")
+
+
+def fake_iree_compile(tmp_path, monkeypatch, when_compiling: str) -> None:
+    """$IREE_COMPILE: answers --version as iree-compile does; otherwise runs ``when_compiling``, then iree-compile."""
+    compiler = tmp_path / "iree-compile"
+    real = toolchains.iree_compile()
+    compiler.write_text(f"#!{sys.executable}\nimport os, signal, sys\n"
+                        f"if '--version' not in sys.argv:\n"
+                        + "".join(f"    {line}\n" for line in when_compiling.splitlines())
+                        + f"os.execv({real!r}, [{real!r}, *sys.argv[1:]])\n")
+    compiler.chmod(0o755)
+    monkeypatch.setenv("IREE_COMPILE", str(compiler))
+
+
 def demo_repo(project):
     for folder in ("kernels", "models"):
         shutil.copytree(REPO / folder, project.root / folder)
@@ -94,22 +116,20 @@ file = "kernels/my kernels/ünï edit.mlir"
     assert '"--iree-hal-substitute-executable-source=main_dispatch_1=kernels/my kernels/ünï edit.mlir"' \
         in project.read("build/llvm-cpu/mlp/substitutions.flags")
     assert run_module(project.root / "build/llvm-cpu/mlp.vmfb", "local-sync", "main",
-                      ["4x8xf32=1", "8x16xf32=0.5", "16xf32=-1 0 1 2 -1 0 1 2 -1 0 1 2 -1 0 1 2"]) \
-        == "4xf32=344 344 344 344"
+                      MLP_INPUTS) == "4xf32=344 344 344 344"
 
 
 def test_dollar_in_executable_names_as_onnx_imports_make_them(project):
     project.write("models/mlp.mlir", (REPO / "models/mlp.mlir").read_text()
                   .replace("func.func @main(", 'func.func @"main$async"('))
-    manifest = '[models.mlp]\nsource = "models/mlp.mlir"\ntargets = ["llvm-cpu"]\n'
-    project.write("kernels/demo.toml", manifest)
+    project.write("kernels/demo.toml", MLP_ON_LLVM_CPU)
     project.scons("dump")
     dumped = project.root / "build/llvm-cpu/mlp/dump/sources/module_main$async_dispatch_1.mlir"
     edited = dumped.read_text().replace(
         "%10 = arith.addf %9, %out : f32",
         "%sq = arith.mulf %9, %9 : f32\n          %10 = arith.addf %sq, %out : f32")
     project.write("kernels/edit.mlir", edited)
-    project.write("kernels/demo.toml", manifest + """
+    project.write("kernels/demo.toml", MLP_ON_LLVM_CPU + """
 [[substitutions]]
 model = "mlp"
 target = "llvm-cpu"
@@ -118,8 +138,7 @@ file = "kernels/edit.mlir"
 """)
     project.scons()
     assert run_module(project.root / "build/llvm-cpu/mlp.vmfb", "local-sync", "main$async",
-                      ["4x8xf32=1", "8x16xf32=0.5", "16xf32=-1 0 1 2 -1 0 1 2 -1 0 1 2 -1 0 1 2"]) \
-        == "4xf32=344 344 344 344"
+                      MLP_INPUTS) == "4xf32=344 344 344 344"
 
 
 def test_a_program_path_with_a_space(project, tmp_path, monkeypatch):
@@ -127,33 +146,18 @@ def test_a_program_path_with_a_space(project, tmp_path, monkeypatch):
     elsewhere.mkdir(parents=True)
     (elsewhere / "iree-compile").symlink_to(toolchains.iree_compile())
     monkeypatch.setenv("IREE_COMPILE", str(elsewhere / "iree-compile"))
-    project.copy(REPO / "models/mlp.mlir", "models/mlp.mlir")
-    project.write("kernels/demo.toml", '[models.mlp]\nsource = "models/mlp.mlir"\n'
-                                      'targets = ["llvm-cpu"]\n')
+    mlp_on_llvm_cpu(project)
     assert project.scons().ran("IREE") == ["build/llvm-cpu/mlp.vmfb"]
-
-
-KILLED_MID_WRITE = """#!{python}
-import os, signal, sys
-if os.path.exists({marker!r}) and "--version" not in sys.argv:
-    with open(sys.argv[sys.argv.index("-o") + 1], "w") as out:
-        out.write("half a module")
-    os.kill(os.getpid(), signal.SIGKILL)
-os.execv({compiler!r}, [{compiler!r}, *sys.argv[1:]])
-"""
 
 
 def test_a_tool_killed_mid_write_leaves_nothing_taken_as_up_to_date(project, tmp_path, monkeypatch):
     """iree-compile dies writing the module; the edit is undone: the next build must not keep the half."""
-    compiler = tmp_path / "iree-compile"
     marker = tmp_path / "kill-mid-write"      # scons passes tools a clean environment: a file says
-    compiler.write_text(KILLED_MID_WRITE.format(python=sys.executable, marker=str(marker),
-                                                compiler=toolchains.iree_compile()))
-    compiler.chmod(0o755)
-    monkeypatch.setenv("IREE_COMPILE", str(compiler))
-    model = project.copy(REPO / "models/mlp.mlir", "models/mlp.mlir")
-    project.write("kernels/demo.toml", '[models.mlp]\nsource = "models/mlp.mlir"\n'
-                                      'targets = ["llvm-cpu"]\n')
+    fake_iree_compile(tmp_path, monkeypatch, f"""if os.path.exists({str(marker)!r}):
+    with open(sys.argv[sys.argv.index("-o") + 1], "w") as out:
+        out.write("half a module")
+    os.kill(os.getpid(), signal.SIGKILL)""")
+    model = mlp_on_llvm_cpu(project)
     project.scons()
     module = project.root / "build/llvm-cpu/mlp.vmfb"
     built = module.read_bytes()
@@ -169,15 +173,8 @@ def test_a_tool_killed_mid_write_leaves_nothing_taken_as_up_to_date(project, tmp
 
 
 def test_a_tool_that_writes_nothing_is_one_error_naming_the_target(project, tmp_path, monkeypatch):
-    compiler = tmp_path / "iree-compile"
-    compiler.write_text(f"#!{sys.executable}\nimport os, sys\n"
-                        f"if '--version' in sys.argv:\n"
-                        f"    os.execv({toolchains.iree_compile()!r}, sys.argv)\n")
-    compiler.chmod(0o755)
-    monkeypatch.setenv("IREE_COMPILE", str(compiler))
-    project.copy(REPO / "models/mlp.mlir", "models/mlp.mlir")
-    project.write("kernels/demo.toml", '[models.mlp]\nsource = "models/mlp.mlir"\n'
-                                      'targets = ["llvm-cpu"]\n')
+    fake_iree_compile(tmp_path, monkeypatch, "sys.exit(0)")
+    mlp_on_llvm_cpu(project)
     build = project.scons("build/llvm-cpu/mlp.vmfb", expect_ok=False)
     assert build.returncode == 2
     assert ("scons: *** [build/llvm-cpu/mlp.vmfb] the command wrote no build/llvm-cpu/mlp.vmfb"
