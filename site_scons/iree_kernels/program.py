@@ -13,6 +13,7 @@ executables (``codegen_cache``).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from .errors import UserError
@@ -104,13 +105,19 @@ class Program:
         raise UserError(f"holds no hal.executable @{name}", file=self.source)
 
 
+_DIAGNOSTIC_RE = re.compile(r'error: "-":(\d+):(\d+): (.*)')
+
+
 def _parse(ir, text: str, context, source: str):
     try:
         return ir.Module.parse(text, context=context)
     except ir.MLIRError as e:
-        first = str(e).strip().splitlines()
-        detail = "; ".join(line.strip() for line in first[:3])
-        raise UserError(f"is not MLIR the bindings can read: {detail}", file=source) from None
+        found = _DIAGNOSTIC_RE.search(str(e))
+        if found:
+            line, column, message = found.groups()
+            raise UserError(f"{source}:{line}:{column}: {message.strip()}") from None
+        detail = "; ".join(line.strip() for line in str(e).strip().splitlines()[:3])
+        raise UserError(f"is not MLIR: {detail}", file=source) from None
 
 
 def _top_level(module):

@@ -107,6 +107,7 @@ def declare_module_from_program(env, module, program, target: str, options, subs
         program[0].dir.Dir("module").File(f"{model}.mlir"),
         [program, options, env.Value(json.dumps(spec, sort_keys=True)),
          *(replacements[name] for name in sorted(replacements))], **where, **short)
+    env.Depends(assembled, substitutions)      # substitutions are checked before they are applied
     if cached and cache.is_under(env.Dir(f"#{env['BUILD_DIR']}")):
         env.Clean(assembled, cache)
     return env.IreeModule(module, [assembled, options, substitutions],
