@@ -54,6 +54,11 @@ class Program:
         return [ProgramExecutable(_name(op), _visibility(op), _print(op))
                 for op in self._executable_ops()]
 
+    def module_name(self) -> str:
+        """The program's module name, as IREE prefixes the files it dumps with it."""
+        attributes = self._module.operation.attributes
+        return attributes["sym_name"].value if "sym_name" in attributes else "module"
+
     def names(self) -> list[str]:
         return [_name(op) for op in self._executable_ops()]
 
