@@ -5,30 +5,34 @@
 # iree-compile and its Python package, scons, glslangValidator and spirv-val (Debian .debs,
 # unpacked aside, not into /), iree-run-module and iree-benchmark-module, imported ONNX models.
 #
-# Filling .perf/ here (see ../shared/notes/iree-compile-on-the-gpu-machine.md):
+# Filling .perf/ here (see ../shared/notes/iree-compile-on-the-gpu-machine.md; the carry limit
+# is 64 MiB, so everything is zstd-compressed):
 #   pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
 #     --platform manylinux_2_28_x86_64 -d /tmp/w iree-base-compiler==3.13.0 scons==4.11.1
 #   unzip the compiler wheel into /tmp/w/c; zstd --ultra -22 --long=30 its
-#   iree/compiler/_mlir_libs/libIREECompiler.so into .perf/libIREECompiler.so.zst and tar+zstd
-#   the rest into .perf/compiler-rest.tar.zst; copy the scons wheel and /usr/bin/zstd to .perf/;
-#   apt-get download glslang-tools spirv-tools into .perf/debs/; copy the runtime tools from
-#   .venv/lib/python3.11/site-packages/iree/_runtime_libs/ into .perf/bin/; put models imported
-#   with iree-import-onnx into .perf/models/.
+#   iree/compiler/_mlir_libs/libIREECompiler.so into .perf/libIREECompiler.so.zst; tar+zstd the
+#   rest of it into .perf/compiler-rest.tar.zst and the scons wheel's SCons/ into
+#   .perf/scons.tar.zst; tar+zstd into .perf/tools.tar.zst a folder holding bin/ (glslangValidator
+#   and spirv-val from Debian's glslang-tools and spirv-tools, statically linked; iree-run-module
+#   and iree-benchmark-module from .venv/lib/python3.11/site-packages/iree/_runtime_libs/) and
+#   models/ (ONNX models imported with iree-import-onnx); copy /usr/bin/zstd to .perf/.
 set -euo pipefail
 carried=$PWD/.perf
-mkdir -p /tmp/site /tmp/bin /tmp/debs
+mkdir -p /tmp/site /tmp/bin /tmp/tools
 cp "$carried/zstd" /tmp/bin/
 export PATH=/tmp/bin:$PATH
-zstd -dc "$carried/compiler-rest.tar.zst" | tar x -C /tmp/site
-zstd -d -q -f --long=30 "$carried/libIREECompiler.so.zst" \
-  -o /tmp/site/iree/compiler/_mlir_libs/libIREECompiler.so
-for deb in "$carried"/debs/*.deb; do dpkg -x "$deb" /tmp/debs; done
-cp "$carried"/bin/* /tmp/bin/
+zstd -dc "$carried/tools.tar.zst" | tar x -C /tmp/tools
+zstd -dc "$carried/scons.tar.zst" | tar x -C /tmp/site
+if [[ -f $carried/libIREECompiler.so.zst ]]; then
+  zstd -dc "$carried/compiler-rest.tar.zst" | tar x -C /tmp/site
+  zstd -d -q -f --long=30 "$carried/libIREECompiler.so.zst" \
+    -o /tmp/site/iree/compiler/_mlir_libs/libIREECompiler.so
+fi
 site=$(python3 -c 'import jinja2, os; print(os.path.dirname(os.path.dirname(jinja2.__file__)))')
 python3 -m venv /tmp/venv
 echo "$site" > "$(echo /tmp/venv/lib/python3*/site-packages)/image.pth"
-/tmp/venv/bin/pip install -q --no-index --no-deps "$carried"/scons-*.whl
-export PYTHONPATH=/tmp/site:$PWD/site_scons IREE_KERNELS_BENCH_MODELS=$carried/models
-export PATH=/tmp/venv/bin:/tmp/debs/usr/bin:/tmp/bin:$PATH
-export LD_LIBRARY_PATH=/tmp/debs/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+printf '#!/tmp/venv/bin/python\nimport SCons.Script\nSCons.Script.main()\n' > /tmp/venv/bin/scons
+chmod +x /tmp/venv/bin/scons
+export PYTHONPATH=/tmp/site:$PWD/site_scons IREE_KERNELS_BENCH_MODELS=/tmp/tools/models
+export PATH=/tmp/venv/bin:/tmp/tools/bin:$PATH
 exec "$@"
