@@ -33,19 +33,19 @@ import os
 import re
 import tempfile
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import spirv, toolchains
-from .files import write_atomically
+from . import integrity, spirv, toolchains
+from .files import NotRegularFile, is_regular, read_regular, write_atomically
 from .errors import UserError
 from .render import render
 
 # The binary iree-compile serializes one executable of a target to; "" where
 # the entry keeps the translated code instead.
 TARGET_BINARIES = {"cuda": ".ptx", "vulkan": ".spv", "llvm-cpu": ""}
-FORMAT = "iree-kernels codegen cache 2"
+FORMAT = "iree-kernels codegen cache 3"
 PLACEHOLDER = "cached_executable_placeholder"
 
 _HEADER_RE = re.compile(
@@ -130,11 +130,18 @@ def compiled_name(key: str) -> str:
 
 @dataclass(frozen=True)
 class Entry:
-    """A cache entry's files: ``<key>.source.mlir``, ``<key>.executable.mlir`` and, on GPUs, ``<key>.ptx|.spv``."""
+    """A cache entry's files: ``<key>.source.mlir``, ``<key>.executable.mlir`` and, on GPUs, ``<key>.ptx|.spv``.
+
+    Its digest record (``integrity``) says what a build may take; only regular
+    files are taken, a link is never followed.
+    """
     folder: Path
     key: str
     binary_suffix: str        # "" on llvm-cpu
     read_only: bool = False   # in a cache this build only reads
+    # What the digest record is signed and verified with; never shown.
+    trust: integrity.Trust = field(default_factory=integrity.configured, repr=False,
+                                   compare=False)
 
     @property
     def source(self) -> Path:
@@ -152,7 +159,7 @@ class Entry:
 
     @property
     def digests(self) -> Path:
-        """The SHA-256 of the files a build takes; written last, so it marks a whole entry."""
+        """The digest record of the files a build takes; written last, so it marks a whole entry."""
         return self.folder / f"{self.key}.sha256"
 
     @property
@@ -166,24 +173,32 @@ class Entry:
         return self.folder / f"{self.key}.refused"
 
     def exists(self) -> bool:
-        return self.digests.is_file() and all(p.is_file() for p in self.used)
+        """Whether the digest record and the files it covers are there, as regular files."""
+        return all(is_regular(p) for p in (self.digests, *self.used))
+
+    def stored(self) -> bool:
+        """Whether the entry looks written whole: all its files are there, links included."""
+        return all(os.path.lexists(p) for p in (self.digests, *self.used))
 
     def damage(self) -> str | None:
         """Why the entry's files are not what was stored (None: they are)."""
         try:
-            recorded = dict(line.split("  ", 1)[::-1] for line in
-                            self.digests.read_text(encoding="ascii").splitlines())
+            recorded = self.trust.check(read_regular(self.digests), [p.name for p in self.used])
             for path in self.used:
-                if recorded.get(path.name) != hashlib.sha256(path.read_bytes()).hexdigest():
+                if recorded[path.name] != hashlib.sha256(read_regular(path)).hexdigest():
                     return f"{path.name} does not have the SHA-256 recorded in {self.digests.name}"
-        except (OSError, ValueError, UnicodeDecodeError) as e:
-            return f"its files cannot be read or checked ({e})"
+        except integrity.Untrusted as e:
+            return str(e)
+        except NotRegularFile as e:
+            return f"{Path(e.filename).name} {e.strerror}"
+        except OSError as e:
+            return f"its files cannot be read ({e.strerror})"
         return None
 
     def record_digests(self) -> None:
-        """Mark the entry whole: the SHA-256 of what a build takes, written last."""
-        lines = [f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {p.name}\n" for p in self.used]
-        _replace(self.digests, "".join(lines).encode("ascii"))
+        """Mark the entry whole: the (signed) SHA-256 of what a build takes, written last."""
+        digests = {p.name: hashlib.sha256(read_regular(p)).hexdigest() for p in self.used}
+        _replace(self.digests, self.trust.record(digests))
 
     def remove(self) -> None:
         for path in (self.digests, *self.used):
@@ -195,7 +210,7 @@ class Entry:
             return
         for path in self.used:
             try:
-                os.utime(path)
+                os.utime(path, follow_symlinks=False)
             except OSError:
                 pass                  # not ours to touch
 
@@ -248,9 +263,9 @@ def _found(key: str, suffix: str, folder: Path, shared: Path | None, damaged: li
     own = Entry(folder, key, suffix)
     looked_up = [own] + ([Entry(shared, key, suffix, read_only=True)] if shared else [])
     for entry in looked_up:
-        if entry.refused.is_file():
+        if is_regular(entry.refused):
             return entry
-        if not entry.exists():
+        if not entry.stored():
             continue
         problem = entry.damage()
         if not problem:
