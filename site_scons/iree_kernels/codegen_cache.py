@@ -450,5 +450,5 @@ def _store(entry: Entry, source: str, translated: str, binaries: list[Path]) -> 
 
 
 def _replace(path: Path, content: bytes) -> None:
-    """Write ``content`` whole, readable by every user of a shared cache."""
-    write_atomically(path, content, mode=0o644)
+    """Write ``content`` whole, with the permissions the umask gives a shared cache's users."""
+    write_atomically(path, content)
