@@ -87,8 +87,11 @@ def _kind(path: str) -> str | None:
     return "it is a symbolic link" if stat.S_ISLNK(mode) else "it is not a regular file"
 
 
-def _retrieve(target, source, env) -> int:
-    """SCons's CacheRetrieve, taking only a regular file whose copy has its recorded content."""
+def _retrieve(target, source, env, say: bool = True) -> int:
+    """SCons's CacheRetrieve, taking only a regular file whose copy has its recorded content.
+
+    "Retrieved ..." is said once the file is taken, not before it is checked.
+    """
     node = target[0]
     cache = env.get_CacheDir()
     cache.requests += 1
@@ -96,38 +99,43 @@ def _retrieve(target, source, env) -> int:
     kind = _kind(entry)
     if kind is None or (kind != "file" and not SCons.Action.execute_actions):
         return 1
-    if not SCons.Action.execute_actions:          # -n: say what would be taken
-        cache.hits += 1
-        return 0
+    if SCons.Action.execute_actions:
+        problem = _take(cache, node, entry, kind)
+        if problem:
+            return cache.refuse(node, entry, problem)
+    cache.hits += 1
+    if say and SCons.Action.print_actions:
+        line = f"Retrieved `{node.get_internal_path()}' from cache"
+        show = env.get("PRINT_CMD_LINE_FUNC")
+        show(line, target, source, env) if show else print(line)
+    return 0
+
+
+def _take(cache, node, entry: str, kind: str) -> str | None:
+    """Copy the entry to the node's file; why it was not taken (None: it was)."""
     if kind != "file":
-        return cache.refuse(node, entry, kind)
+        return kind
     recorded, problem = recorded_digest(entry, cache.trust)
     if problem:
-        return cache.refuse(node, entry, problem)
+        return problem
     try:
         copy_atomically(entry, node.get_abspath(), expected=recorded)
     except NotRegularFile as e:
-        return cache.refuse(node, entry, f"it {e.strerror}")
+        return f"it {e.strerror}"
     except ValueError as e:
-        return cache.refuse(node, entry, str(e))
+        return str(e)
     except OSError as e:
-        return cache.refuse(node, entry, f"it cannot be read ({e.strerror})")
+        return f"it cannot be read ({e.strerror})"
     try:
         os.utime(entry, follow_symlinks=False)
     except OSError:
         pass
-    cache.hits += 1
-    return 0
+    return None
 
 
-def _retrieve_string(target, source, env) -> str:
-    node = target[0]
-    _, entry = env.get_CacheDir().cachepath(node)
-    return f"Retrieved `{node.get_internal_path()}' from cache" if _kind(entry) == "file" else ""
-
-
-_Retrieve = SCons.Action.Action(_retrieve, _retrieve_string)
-_RetrieveSilent = SCons.Action.Action(_retrieve, None)
+_Retrieve = SCons.Action.Action(_retrieve, None)
+_RetrieveSilent = SCons.Action.Action(lambda target, source, env: _retrieve(target, source, env,
+                                                                            say=False), None)
 
 
 class CheckedCacheDir(SCons.CacheDir.CacheDir):
@@ -156,8 +164,10 @@ class CheckedCacheDir(SCons.CacheDir.CacheDir):
         if self.is_readonly() or not self.is_enabled() or node.always_build:
             return None
         _, entry = self.cachepath(node)
-        if os.path.lexists(entry):
+        if _kind(entry) == "file" and not recorded_digest(entry, self.trust)[1]:
             return None                # stored by another build meanwhile
+        # Otherwise stored anew: an unsigned entry (refused with a key) or a
+        # link is replaced, also where this build took the other targets of its step.
         name = os.path.basename(entry)
 
         def record(digest: str) -> None:
