@@ -178,11 +178,17 @@ def test_requiring_signatures_without_a_key_is_one_line(tmp_path, monkeypatch):
     assert not (tmp_path / "repo/build").exists()
 
 
-def test_the_key_is_in_no_output_file_command_line_or_tool_environment(tmp_path, monkeypatch):
-    """The key from a file (CI's way): not printed, not written, not passed to any tool."""
-    key_file = tmp_path / "secrets" / "cache.key"
-    key_file.parent.mkdir()
-    key_file.write_text(KEY + "\n")
+@pytest.mark.parametrize("given", ["file", "variable"])
+def test_the_key_is_in_no_output_file_command_line_or_tool_environment(tmp_path, monkeypatch,
+                                                                       given):
+    """The key, from a file (CI's way) or a variable: not printed, not written, not passed to any tool."""
+    if given == "file":
+        key_file = tmp_path / "secrets" / "cache.key"
+        key_file.parent.mkdir()
+        key_file.write_text(KEY + "\n")
+        monkeypatch.setenv("IREE_KERNELS_CACHE_KEY_FILE", str(key_file))
+    else:
+        monkeypatch.setenv("IREE_KERNELS_CACHE_KEY", KEY)
     seen = tmp_path / "tool-environments"
     seen.mkdir()
     wrapper = tmp_path / "bin" / "iree-compile"
@@ -194,7 +200,6 @@ def test_the_key_is_in_no_output_file_command_line_or_tool_environment(tmp_path,
                        f"[{toolchains.iree_compile()!r}] + sys.argv[1:])\n")
     wrapper.chmod(0o755)
     monkeypatch.setenv("IREE_COMPILE", str(wrapper))
-    monkeypatch.setenv("IREE_KERNELS_CACHE_KEY_FILE", str(key_file))
     cache = tmp_path / "cache"
     project = checkout(tmp_path / "repo")
     outputs = [project.scons(f"CACHE_DIR={cache}", "VERBOSE=1", *CODEGEN),
@@ -257,7 +262,7 @@ def umask(mask: int):
         os.umask(previous)
 
 
-@pytest.mark.parametrize("mask", [0o022, 0o027])
+@pytest.mark.parametrize("mask", [0o022, 0o027], ids=["umask-022", "umask-027"])
 def test_the_shared_cache_and_the_build_get_the_umasks_permissions(tmp_path, monkeypatch, mask):
     cache = tmp_path / "cache"
     project = checkout(tmp_path / "repo")
