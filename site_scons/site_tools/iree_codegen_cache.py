@@ -55,6 +55,7 @@ SHORT_COMSTRS = {"IREE_PROGRAMCOMSTR": "DUMP     $TARGET",
                  "IREE_SPLICECOMSTR": "SPLICE   $TARGET",
                  "IREE_CODEGENCOMSTR": "CODEGEN  $TARGET"}
 _slots: threading.BoundedSemaphore | None = None
+_warned: set[str] = set()
 
 
 def cached_targets(setting: str) -> tuple[str, ...]:
@@ -130,7 +131,9 @@ def assemble_program(target, source, env):
                               options.get_text_contents().splitlines() + spec["flags"],
                               spec["substituted"], shared and Path(shared))
     for damage in plan.damaged:
-        sys.stderr.write(f"scons: warning: codegen cache entry {damage}\n")
+        if damage not in _warned:     # a read-only entry is met again by every module having it
+            _warned.add(damage)
+            sys.stderr.write(f"scons: warning: codegen cache entry {damage}\n")
     names = {entry.key: name for name, entry in plan.entries.items()}
     for entry, _ in plan.misses:
         shown = entry.binary if entry.binary_suffix else entry.translated
