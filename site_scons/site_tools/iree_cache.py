@@ -193,6 +193,11 @@ class CheckedCacheDir(SCons.CacheDir.CacheDir):
             return False
         return _Retrieve(node, [], env, execute=1) == 0
 
+    def get_cachedir_csig(self, node) -> str:
+        """As SCons's (for -n, where the file is not taken), never reading through a link."""
+        _, entry = self.cachepath(node)
+        return super().get_cachedir_csig(node) if _kind(entry) == "file" else node.get_csig()
+
     def refuse(self, node, entry: str, problem: str) -> int:
         """Count a bad entry as a miss, and take it out of the cache where allowed."""
         action = "kept (read-only cache)"
