@@ -45,7 +45,7 @@ from .render import render
 # The binary iree-compile serializes one executable of a target to; "" where
 # the entry keeps the translated code instead.
 TARGET_BINARIES = {"cuda": ".ptx", "vulkan": ".spv", "llvm-cpu": ""}
-FORMAT = "iree-kernels codegen cache 3"
+FORMAT = "iree-kernels codegen cache 4"
 PLACEHOLDER = "cached_executable_placeholder"
 
 _HEADER_RE = re.compile(
