@@ -107,7 +107,10 @@ def _retrieve(target, source, env, say: bool = True) -> int:
     if say and SCons.Action.print_actions:
         line = f"Retrieved `{node.get_internal_path()}' from cache"
         show = env.get("PRINT_CMD_LINE_FUNC")
-        show(line, target, source, env) if show else print(line)
+        if show:
+            show(line, target, source, env)
+        else:
+            print(line)
     return 0
 
 
@@ -139,7 +142,7 @@ _RetrieveSilent = SCons.Action.Action(lambda target, source, env: _retrieve(targ
 
 
 class CheckedCacheDir(SCons.CacheDir.CacheDir):
-    """SCons's CacheDir, recording each entry's SHA-256 when writing it and checking it when taking it."""
+    """SCons's CacheDir, recording each entry's (signed) SHA-256 when writing it, checking both when taking it."""
     readonly = False
 
     @property
