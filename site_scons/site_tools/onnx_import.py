@@ -104,10 +104,11 @@ def imported_model(env, model, folder):
         return model
     short = {} if env.get("VERBOSE") else {"IREE_IMPORT_ONNXCOMSTR": SHORT_COMSTR}
     origin = model.origin
+    where = f"{origin.file}:{origin.line}" if origin.line else origin.file
     imported = env.IreeImportOnnx(
         folder.File(f"{model.name}.mlir"), f"#{model.source}",
         IREE_IMPORT_ONNX_OPSET=model.opset or DEFAULT_OPSET,
-        IREE_IMPORT_ONNX_MODEL=f"{origin.file}:{origin.line}: {origin.entry}", **short)
+        IREE_IMPORT_ONNX_MODEL=f"{where}: {origin.entry}", **short)
     return dataclasses.replace(model, source=imported[0].get_path())
 
 

@@ -1,6 +1,8 @@
 """End to end: ONNX model sources, imported by the build (tool onnx_import), then compiled like any model."""
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -88,6 +90,9 @@ def test_what_reimports_and_what_does_not(project):
     kernel.write_text(kernel.read_text() + "// edited\n")
     edited = project.scons()
     assert edited.ran("IMPORT") == [] and edited.ran("IREE") == [MODULE]
+
+    os.utime(project.root / "models/net.onnx", (1, 1))       # the same content: nothing to do
+    assert project.scons().steps == []
 
     (project.root / "models/net.onnx").write_bytes(net(WEIGHTS * 2))
     changed = project.scons()
