@@ -1,12 +1,13 @@
 """End to end: ONNX model sources, imported by the build (tool onnx_import), then compiled like any model."""
 from __future__ import annotations
 
+import importlib.util
 import os
 
 import numpy as np
 import pytest
 
-from conftest import run_module
+from conftest import REPO, run_module
 
 onnx = pytest.importorskip("onnx")
 from onnx import TensorProto, helper  # noqa: E402
@@ -137,3 +138,21 @@ def test_importer_is_a_variable_and_a_missing_one_is_one_line(project):
     assert errors == [f"scons: *** [{IMPORTED}] kernels/demo.toml:2: models.net: cannot import "
                       "models/net.onnx: cannot run /nonexistent/iree-import-onnx: No such file "
                       "or directory"], build.output
+
+
+def test_a_real_network_from_the_onnx_package(project):
+    """squeezenet as models/fetch_onnx_models.py writes it, without its Softmax: the logits come out."""
+    spec = importlib.util.spec_from_file_location("fetch", REPO / "models/fetch_onnx_models.py")
+    fetch = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fetch)
+    fetch.fetch("squeezenet", project.root / "models", strip=True)
+    project.write("kernels/demo.toml", '[models.squeezenet]\nsource = "models/squeezenet.onnx"\n'
+                  'targets = ["llvm-cpu"]\n')
+    build = project.scons()
+    assert build.ran("IMPORT") == ["build/models/squeezenet.mlir"]
+    printed = run_module(project.root / "build/llvm-cpu/squeezenet.vmfb", "local-sync", "squeezenet",
+                         ["1x3x224x224xf32=1"])
+    assert printed.startswith("1x1000x1x1xf32=")
+    logits = {float(v) for v in printed.split("=", 1)[1].replace("[", " ").replace("]", " ").split()}
+    # Splat weights: every logit is the same, and (no softmax) not 1/1000.
+    assert len(logits) == 1 and logits.pop() > 1e6
