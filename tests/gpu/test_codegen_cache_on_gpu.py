@@ -37,7 +37,7 @@ def test_cached_module_computes_what_the_plain_one_does(model, tmp_path):
     for module in (plain, cached):
         if not module.exists():
             pytest.fail(f"{module} is not built: see this file's docstring")
-    assert (REPO / f"build/cuda/{model.name}/codegen/module/{model.name}.mlir").is_file(), \
+    assert (REPO / f"build/cuda/{model.name}/module/{model.name}.mlir").is_file(), \
         f"{cached} was not built through the codegen cache"
     cases = checks.load_cases(str(REPO / model.expected), "cuda")
     assert cases
