@@ -25,6 +25,9 @@ substituted as MLIR source) and their manifest entries, each row is one whole
   fresh+scons another checkout sharing CACHE_DIR (SCons's cache: modules too)
   no-op       scons again
 The ratio is to plain (for 'one op': to a plain compile of the edited model).
+Where the kernel language's compiler is missing (clang, glslang, nvcc), the
+kernel row is left out. $IREE_KERNELS_BENCH_MODELS may name a folder of
+models imported elsewhere (<name>.mlir), for machines without the onnx package.
 After every row, ``scons --question`` must say up to date. The phases of a
 plain compile (front end; codegen; host and serialization) are printed too.
 Goals (issue 14): clean <= 1.0, kernel and source <= 0.15, one op <= 0.65,
@@ -54,6 +57,8 @@ from iree_kernels import toolchains  # noqa: E402
 from iree_kernels.program import Program  # noqa: E402
 
 LANGUAGE = {"vulkan": "glsl", "cuda": "cuda", "llvm-cpu": "c"}
+COMPILER = {"glsl": toolchains.on_path("glslangValidator") and toolchains.on_path("spirv-val"),
+            "cuda": toolchains.nvcc(), "c": toolchains.on_path("clang")}
 ROWS = ("plain", "clean", "kernel", "source", "one op", "fresh", "fresh+scons", "no-op")
 PHASES = ("front end", "codegen", "host")
 # One changed line per kernel language; each edit puts a new number in it.
@@ -81,6 +86,9 @@ def model_text(name: str, work: Path) -> str:
     if name == "layers":
         return generate_layers.model_mlir(generate_layers.layers())
     imported = work / f"{name}.mlir"
+    carried = os.environ.get("IREE_KERNELS_BENCH_MODELS")      # imported elsewhere
+    if carried and (Path(carried) / f"{name}.mlir").exists():
+        return (Path(carried) / f"{name}.mlir").read_text()
     if not imported.exists():
         import onnx
         source = Path(onnx.__file__).parent / f"backend/test/data/light/light_{name}.onnx"
@@ -142,19 +150,20 @@ class Repo:
         with Program((self.root / program).read_text()) as parsed:
             return parsed.names()
 
-    def scaffold(self) -> tuple[Path, Path]:
-        """A kernel in the target's language and an MLIR source kernel, each for its executable."""
+    def scaffold(self) -> tuple[Path | None, Path]:
+        """A kernel in the target's language (None: no compiler of it here) and an MLIR source kernel."""
         names = self.executables()
         made = []
-        for language, name in ((LANGUAGE[self.target], names[len(names) // 2]),
-                               ("mlir", names[len(names) // 3])):
+        language = LANGUAGE[self.target]
+        for language, name in ((language, names[len(names) // 2]),
+                               ("mlir", names[len(names) // 3]))[0 if COMPILER[language] else 1:]:
             before = set(self.root.glob("kernels/**/*.*"))
             self.scons("scaffold", f"SCAFFOLD={self.model}/{self.target}/{name}",
                        f"LANGUAGE={language}", "SCAFFOLD_MANIFEST=kernels/scaffolded.toml",
                        shared={"CACHE_DIR": ""})
             made += [p for p in set(self.root.glob("kernels/**/*.*")) - before
                      if p.suffix != ".toml"]
-        kernel = next(p for p in made if p.suffix != ".mlir")
+        kernel = next((p for p in made if p.suffix != ".mlir"), None)
         source = next(p for p in made if p.suffix == ".mlir")
         return kernel, source
 
@@ -206,8 +215,9 @@ def measure_once(model: str, target: str, cache: bool, jobs: int, work: Path) ->
         times["plain, one op"] = plain(repo, one_op_changed(model, text), tmp)["plain"]
         repo.reset()
         times["clean"] = repo.timed()
-        repo.edit(kernel)
-        times["kernel"] = repo.timed()
+        if kernel:
+            repo.edit(kernel)
+            times["kernel"] = repo.timed()
         repo.edit(source)
         times["source"] = repo.timed()
         (repo.root / f"models/{model}.mlir").write_text(one_op_changed(model, text))

@@ -40,7 +40,7 @@ from typing import Callable
 from . import spirv, toolchains
 from .errors import UserError
 from .files import write_atomically
-from .program import Program, ProgramExecutable, linking_object
+from .program import EmbeddedObject, Program, ProgramExecutable
 
 # The binary iree-compile serializes one executable of a target to; "" where
 # the entry keeps the translated code instead.
@@ -239,25 +239,26 @@ def assemble(program: Program, plan_: Plan) -> None:
         entry = plan_.entries.get(executable.name)
         if entry is None or entry.refused.is_file():
             continue
-        program.replace(executable.name, stand_in(entry, executable), str(entry.translated),
-                        visibility=executable.visibility)
+        text, linked = stand_in(entry, executable)
+        program.replace(executable.name, text, str(entry.translated),
+                        visibility=executable.visibility, linked=linked)
 
 
-def stand_in(entry: Entry, executable: ProgramExecutable) -> str:
-    """What replaces ``executable``: its cached translation renamed back, on GPUs linking its binary.
+def stand_in(entry: Entry, executable: ProgramExecutable) -> tuple[str, EmbeddedObject | None]:
+    """What replaces ``executable``: its cached translation renamed back and, on GPUs, its binary.
 
-    The binary is embedded (``data``), so the assembled program is the whole
-    input of the module's compile and changes whenever a binary does. It names
-    the entry by key, not path: where the cache is does not change the program.
+    The binary is embedded (``data``) in the variant, so the assembled program is
+    the whole input of the module's compile and changes whenever a binary does.
+    It is named by key, not path: where the cache is does not change the program.
     """
     entry.mark_used()
     translated = entry.translated.read_text(encoding="utf-8")
     renamed = _name_pattern(compiled_name(entry.key)).sub(executable.name, translated)
     if not entry.binary_suffix:
-        return renamed
+        return renamed, None
     binary = renamed_binary(entry.binary.read_bytes(), entry.binary_suffix, translated,
                             entry.key, executable.name, str(entry.binary))
-    return linking_object(renamed, binary, entry.binary.name, str(entry.translated))
+    return renamed, EmbeddedObject(entry.binary.name, binary)
 
 
 def embedded_binaries(assembled: str) -> dict[str, bytes]:

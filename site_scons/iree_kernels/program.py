@@ -54,13 +54,20 @@ class Program:
         return [ProgramExecutable(_name(op), _visibility(op), _print(op))
                 for op in self._executable_ops()]
 
+    def module_name(self) -> str:
+        """The program's module name, as IREE prefixes the files it dumps with it."""
+        attributes = self._module.operation.attributes
+        return attributes["sym_name"].value if "sym_name" in attributes else "module"
+
     def names(self) -> list[str]:
         return [_name(op) for op in self._executable_ops()]
 
-    def replace(self, name: str, mlir: str, source: str, visibility: str | None = None) -> None:
+    def replace(self, name: str, mlir: str, source: str, visibility: str | None = None,
+                linked: "EmbeddedObject | None" = None) -> None:
         """Put the ``hal.executable @name`` of ``mlir`` (read from ``source``) in place of this one's.
 
-        ``visibility``: what the new op is declared (``""``: nothing); None keeps the replacement's own.
+        ``visibility``: what the new op is declared (``""``: nothing); None keeps
+        the replacement's own. ``linked``: an object its one variant links.
         """
         original = self._executable(name)
         replacement = _parse(self._ir, mlir, self._context, source)
@@ -73,6 +80,8 @@ class Program:
                             file=source)
         if visibility is not None:
             _set_visibility(self._ir, found[0], visibility, self._context)
+        if linked is not None:
+            _link(self._ir, found[0], linked, self._context, source)
         found[0].move_before(original)
         original.erase()
 
@@ -144,22 +153,37 @@ def _print(op) -> str:
     return op.get_asm(assume_verified=True, use_local_scope=True).rstrip("\n")
 
 
-def linking_object(executable: str, data: bytes, name: str, source: str = "<executable>") -> str:
-    """``executable`` (one ``hal.executable``, one variant) with its variant linking ``data``, embedded.
+@dataclass(frozen=True)
+class EmbeddedObject:
+    """An object a variant links, its bytes embedded in the program.
 
-    CUDA and Vulkan take exactly one object per external variant. ``name`` is
-    the object's path, which IREE's printer needs beside the data (as its
-    object substitution writes the file's name); the data is what is linked.
+    ``name`` is the object's path, which IREE's printer needs beside the data
+    (its own object substitution writes the file's name); the data is what is linked.
     """
+    name: str
+    data: bytes
+
+    def attribute_text(self) -> str:
+        return (f'[#hal.executable.object<{{path = "{self.name}", data = '
+                f'dense<"0x{self.data.hex().upper()}"> : vector<{len(self.data)}xi8>}}>]')
+
+
+def linking_object(executable: str, linked: EmbeddedObject, source: str = "<executable>") -> str:
+    """``executable`` (one ``hal.executable``, one variant) with its variant linking ``linked``."""
     with Program(executable, source) as program:
         ops = program._executable_ops()
-        variants = [v for op in ops for v in _ops_named(op, "hal.executable.variant")]
-        if len(ops) != 1 or len(variants) != 1:
-            raise UserError("expected one hal.executable with one variant", file=source)
-        objects = (f'[#hal.executable.object<{{path = "{name}", data = '
-                   f'dense<"0x{data.hex().upper()}"> : vector<{len(data)}xi8>}}>]')
-        variants[0].attributes["objects"] = program._ir.Attribute.parse(objects, program._context)
+        if len(ops) != 1:
+            raise UserError("expected one hal.executable", file=source)
+        _link(program._ir, ops[0], linked, program._context, source)
         return _print(ops[0])
+
+
+def _link(ir, executable, linked: EmbeddedObject, context, source: str) -> None:
+    """Make the one variant of ``executable`` link ``linked``: CUDA and Vulkan take exactly one."""
+    variants = _ops_named(executable, "hal.executable.variant")
+    if len(variants) != 1:
+        raise UserError("expected a hal.executable with one variant", file=source)
+    variants[0].attributes["objects"] = ir.Attribute.parse(linked.attribute_text(), context)
 
 
 def _ops_named(op, name: str) -> list:

@@ -157,8 +157,8 @@ def _declare_module(env, project, model, target_name, build):
     sources_dump = env.IreeExecutableSources(here.File("executables.mlir"), [model.source, options])
     if _wanted("dump") or env["SCAFFOLD"]:
         listing = env.IreeDump(here.Dir("dump").File("executables.txt"),
-                               [model.source, options, sources_dump],
-                               IREE_DUMP_KINDS=env["DUMP"], IREE_DUMP_TARGET=target_name)
+                               [options, sources_dump], IREE_DUMP_KINDS=env["DUMP"],
+                               IREE_DUMP_TARGET=target_name, IREE_DUMP_MODEL=model.name)
         env.Alias("dump", listing)
     scaffold = env["SCAFFOLD"].split("/", 2)
     if len(scaffold) == 3 and scaffold[:2] == [model.name, target_name]:

@@ -10,7 +10,7 @@ import pytest
 from conftest import REPO
 from iree_kernels import codegen_cache, spirv, toolchains
 from iree_kernels.codegen_cache import entry_key, normalized, not_cacheable
-from iree_kernels.program import Program, ProgramExecutable
+from iree_kernels.program import Program, ProgramExecutable, linking_object
 from iree_kernels.targets import TARGETS
 
 EXPORT = ("    hal.executable.export public @{name}_elementwise_4_f32 ordinal(0) "
@@ -105,7 +105,8 @@ def test_a_stand_in_links_its_binary_and_keeps_the_export(tmp_path):
     entry.binary.write_text(f".visible .entry {name}_elementwise_4_f32(\n .param .u64 {name}_elementwise_4_f32_param_0\n")
     entry.translated.write_text(without_code(program(executable(name)), name))
     target = split_program(program(executable("main$async_dispatch_2")))[0]
-    text = codegen_cache.stand_in(entry, target)
+    text, linked = codegen_cache.stand_in(entry, target)
+    text = linking_object(text, linked)
     assert text.startswith("hal.executable private @main$async_dispatch_2 {\n")
     ptx = (".visible .entry main_async_dispatch_2_elementwise_4_f32(\n"
            " .param .u64 main_async_dispatch_2_elementwise_4_f32_param_0\n").encode()

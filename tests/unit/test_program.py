@@ -9,7 +9,7 @@ import pytest
 from conftest import REPO
 from iree_kernels import toolchains
 from iree_kernels.errors import UserError
-from iree_kernels.program import Program, linking_object
+from iree_kernels.program import EmbeddedObject, Program, linking_object
 from iree_kernels.targets import TARGETS
 
 KERNEL = REPO / "kernels/llvm-cpu/mlp_square_relu.mlir"
@@ -83,7 +83,7 @@ def test_cutting_the_code_keeps_the_export_whole():
 
 def test_an_object_is_linked_embedded_under_its_name():
     with Program(EXECUTABLE) as program:
-        linked = linking_object(program.without_code("ex"), b"\x01\xab", "k.ptx")
+        linked = linking_object(program.without_code("ex"), EmbeddedObject("k.ptx", b"\x01\xab"))
     assert ('objects([#hal.executable.object<{path = "k.ptx", data = dense<[1, -85]> : '
             'vector<2xi8>}>])') in linked
     with Program(linked) as again:
