@@ -242,30 +242,33 @@ def main() -> None:
     configurations = [(m, t, c == "on") for m in args.models.split(",")
                       for t in args.targets.split(",") for c in args.cache.split(",")
                       if t != "cuda" or m == "layers"]
-    runs = collections.defaultdict(lambda: collections.defaultdict(list))
-    with tempfile.TemporaryDirectory(prefix="iree-kernels-bench-") as work:
-        for _ in range(args.repeat):
-            for configuration in configurations:
-                for row, seconds in measure_once(*configuration, args.jobs, Path(work)).items():
-                    runs[configuration][row].append(seconds)
     print(f"{os.cpu_count()} cores, scons -j{args.jobs}, median of {args.repeat}; "
           "seconds (ratio to plain)")
     print(f"{'model':<12}{'target':<9}{'cache':<6}" + "".join(f"{r:>14}" for r in ROWS)
-          + "".join(f"{p:>11}" for p in PHASES))
-    for (model, target, cache), rows in runs.items():
-        median = {row: statistics.median(values) for row, values in rows.items()}
-        cells = []
-        for row in ROWS:
-            if row not in median:
-                cells.append(f"{'-':>14}")
-                continue
-            base = median["plain, one op" if row == "one op" else "plain"]
-            ratio = "" if row == "plain" else f" ({median[row] / base:.2f})"
-            cells.append(f"{median[row]:.2f}{ratio}".rjust(14))
-        phases = [f"{median[p]:.2f}".rjust(11) for p in PHASES]
-        print(f"{model:<12}{target:<9}{'on' if cache else 'off':<6}" + "".join(cells)
-              + "".join(phases))
+          + "".join(f"{p:>11}" for p in PHASES), flush=True)
+    with tempfile.TemporaryDirectory(prefix="iree-kernels-bench-") as work:
+        for configuration in configurations:
+            runs = collections.defaultdict(list)
+            for _ in range(args.repeat):
+                for row, seconds in measure_once(*configuration, args.jobs, Path(work)).items():
+                    runs[row].append(seconds)
+            print(_row(configuration, {row: statistics.median(v) for row, v in runs.items()}),
+                  flush=True)
 
+
+def _row(configuration, median: dict[str, float]) -> str:
+    model, target, cache = configuration
+    cells = []
+    for row in ROWS:
+        if row not in median:
+            cells.append(f"{'-':>14}")
+            continue
+        base = median["plain, one op" if row == "one op" else "plain"]
+        ratio = "" if row == "plain" else f" ({median[row] / base:.2f})"
+        cells.append(f"{median[row]:.2f}{ratio}".rjust(14))
+    phases = [f"{median[p]:.2f}".rjust(11) for p in PHASES]
+    return (f"{model:<12}{target:<9}{'on' if cache else 'off':<6}" + "".join(cells)
+            + "".join(phases))
 
 if __name__ == "__main__":
     main()

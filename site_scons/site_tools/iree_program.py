@@ -61,6 +61,7 @@ DEFAULT_TARGETS: tuple[str, ...] = ("cuda",)     # where the cache is on unless 
 SHORT_COMSTRS = {"IREE_ASSEMBLECOMSTR": "ASSEMBLE  $TARGET",
                  "IREE_CODEGENCOMSTR": "CODEGEN  $TARGET"}
 _slots: threading.BoundedSemaphore | None = None
+_warned: set[str] = set()
 
 
 def cached_targets(setting: str) -> tuple[str, ...]:
@@ -146,7 +147,9 @@ def _stand_in_cached_executables(target, assembled: Program, options, spec: dict
                               options.get_text_contents().splitlines() + spec["flags"],
                               spec["objects"], shared and Path(shared))
     for damage in plan.damaged:
-        sys.stderr.write(f"scons: warning: codegen cache entry {damage}\n")
+        if damage not in _warned:     # a read-only entry is met again by every module having it
+            _warned.add(damage)
+            sys.stderr.write(f"scons: warning: codegen cache entry {damage}\n")
     names = {entry.key: name for name, entry in plan.entries.items()}
     for entry, _ in plan.misses:
         shown = entry.binary if entry.binary_suffix else entry.translated

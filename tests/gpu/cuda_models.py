@@ -39,3 +39,11 @@ def build_cuda_modules(*arguments: str) -> None:
         for model in cuda_models():
             reference_module(REPO, "cuda", model.name, model.source,
                              REFERENCE / "cuda" / f"{model.name}.vmfb")
+
+
+if __name__ == "__main__":
+    # What tests/gpu runs on a GPU machine that carries only the runtime:
+    #   PYTHONPATH=tests:site_scons ./setup.sh python tests/gpu/cuda_models.py   (here), then
+    #   carry build/ there.
+    build_cuda_modules("EXECUTABLE_CACHE=cuda")
+    build_cuda_modules("EXECUTABLE_CACHE=0", "BUILD_DIR=build/plain")

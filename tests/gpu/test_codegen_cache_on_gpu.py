@@ -8,7 +8,7 @@ of each model itself with the same flag files into build/reference/cuda.
 Elsewhere (a GPU machine carrying only the runtime) it runs the modules already
 there; build them first with
 
-    ./setup.sh python -m pytest tests/gpu     # on a machine without a GPU: builds, then skips
+    PYTHONPATH=tests:site_scons ./setup.sh python tests/gpu/cuda_models.py
 
 For every cuda model with expected outputs, the built modules match them and
 compute bit for bit what iree-compile's own module computes.

@@ -9,6 +9,7 @@ import pytest
 
 from conftest import REPO
 from iree_kernels import codegen_cache, spirv, toolchains
+from iree_kernels.errors import UserError
 from iree_kernels.codegen_cache import entry_key, normalized, not_cacheable
 from iree_kernels.program import Program, ProgramExecutable, linking_object
 from iree_kernels.targets import TARGETS
@@ -104,6 +105,7 @@ def test_a_stand_in_links_its_binary_and_keeps_the_export(tmp_path):
     name = codegen_cache.compiled_name(key)
     entry.binary.write_text(f".visible .entry {name}_elementwise_4_f32(\n .param .u64 {name}_elementwise_4_f32_param_0\n")
     entry.translated.write_text(without_code(program(executable(name)), name))
+    entry.record_digests()
     target = split_program(program(executable("main$async_dispatch_2")))[0]
     text, linked = codegen_cache.stand_in(entry, target)
     text = linking_object(text, linked)
@@ -214,3 +216,15 @@ def test_a_changed_entry_is_compiled_again_and_said(tmp_path):
     assert "entry removed" in planned.damaged[0] and "kept (read-only cache)" in planned.damaged[1]
     assert not (own / f"{entry.key}.executable.mlir").exists()
     assert (shared / f"{entry.key}.executable.mlir").exists()
+
+
+def test_a_file_swapped_after_the_entry_was_checked_is_not_taken(tmp_path):
+    text = program(executable("main_dispatch_0"))
+    entry, _ = plan(text, "llvm-cpu", tmp_path, "v", []).misses[0]
+    entry.translated.write_text(executable(codegen_cache.compiled_name(entry.key)))
+    entry.record_digests()
+    planned = plan(text, "llvm-cpu", tmp_path, "v", [])
+    assert planned.hits == 1                                  # checked and found whole, then:
+    entry.translated.write_text(executable(codegen_cache.compiled_name(entry.key), "6.0"))
+    with pytest.raises(UserError, match="changed while this build read it"):
+        assemble(text, planned)
