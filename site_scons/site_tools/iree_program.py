@@ -58,7 +58,7 @@ import SCons.Script
 import SCons.Util
 
 import iree_kernels
-from iree_kernels import codegen_cache, toolchains
+from iree_kernels import codegen_cache, executables, toolchains
 from iree_kernels.errors import UserError
 from iree_kernels.program import Program
 from iree_kernels_scons import fail, reporting_user_errors, shared_cache, write_atomically
@@ -174,12 +174,36 @@ def _stand_in_cached_executables(target, assembled: Program, options, spec: dict
         shown = entry.binary if entry.binary_suffix else entry.translated
         _say(env.subst("$IREE_CODEGENCOMSTR", raw=1, target=[env.File(str(shown))])
              + f" ({names[entry.key]})")
-    codegen_cache.compile_entries(compiler, plan.misses, jobs, _compile_slots(),
-                                  cores=os.cpu_count() or 1)
+    try:
+        codegen_cache.compile_entries(compiler, plan.misses, jobs, _compile_slots(),
+                                      cores=os.cpu_count() or 1)
+    except codegen_cache.CodegenFailed as failed:
+        raise _codegen_failure(failed, plan, assembled, spec["target"], target) from None
     codegen_cache.assemble(assembled, plan)
     _say(f"codegen cache: {target}: {plan.hits} cached, {len(plan.misses)} compiled, "
          f"{len(plan.executables) - len(plan.entries)} left to the module's compile")
     return set(plan.entries)
+
+
+def _codegen_failure(failed, plan, assembled: Program, target_name: str, target) -> UserError:
+    """One line naming the model, the target and every executable IREE could not compile."""
+    log = target.dir.dir.File("codegen-errors.log")
+    write_atomically(log.abspath, failed.log)
+    names = {}
+    for name, entry in plan.entries.items():
+        names.setdefault(entry.key, []).append(name)
+    texts = {e.name: e.text for e in assembled.executables()}
+    described = []
+    for entry, message in failed.failures:
+        for name in names[entry.key]:
+            export = executables.read_executables(texts[name], str(target))[name].export
+            described.append(f"{name} (export {export.name}, {export.layout.describe()}): "
+                             f"{message}")
+    return UserError(
+        f"IREE's {target_name} codegen fails for {len(described)} executable(s) of model "
+        f"'{Path(target.name).stem}': {'; '.join(described)}. A wrapped kernel "
+        f"(mode = \"wrapped\") replaces an executable without IREE compiling it. "
+        f"IREE's errors: {log.get_path()}")
 
 
 def _say(line: str) -> None:
