@@ -12,6 +12,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import toolchains
 from .errors import UserError
 from .manifest import closest
 
@@ -87,8 +88,22 @@ def run_case(case: Case, run_module: str, module: str, device: str,
     ``@file`` inputs and outputs are relative to ``cwd`` (the repo root).
     """
     argv = case.argv(run_module, module, device)
-    result = subprocess.run(argv, capture_output=True, text=True, cwd=cwd)
+    limit = toolchains.TIMEOUTS.get("RUN_TIMEOUT")
+    try:
+        result = subprocess.run(argv, capture_output=True, text=True, cwd=cwd, errors="replace",
+                                timeout=limit)
+    except subprocess.TimeoutExpired:
+        raise UserError(f"{module} on device '{device}': "
+                        + toolchains.timeout_message("iree-run-module", limit, "RUN_TIMEOUT"),
+                        file=expected_file, entry=case.entry) from None
+    except OSError as e:
+        raise UserError(f"cannot run {run_module}: {e.strerror}", file=expected_file) from None
     output = result.stdout + result.stderr
+    if result.returncode < 0:
+        raise UserError(f"{module} on device '{device}': "
+                        + toolchains.crash_message("iree-run-module", -result.returncode)
+                        + f" running @{case.function}:\n{output.strip()}",
+                        file=expected_file, entry=case.entry)
     if result.returncode != 0:
         raise UserError(f"{module} on device '{device}' does not produce the expected "
                         f"outputs of @{case.function}:\n{output.strip()}",
@@ -99,7 +114,6 @@ def run_case(case: Case, run_module: str, module: str, device: str,
 def main(argv: list[str] | None = None) -> int:
     """python -m iree_kernels.checks MODULE EXPECTED TARGET DEVICE: run one module's cases."""
     import sys
-    from . import toolchains
     module, expected, target, device = argv if argv is not None else sys.argv[1:]
     run_module = toolchains.iree_tool("iree-run-module") or "iree-run-module"
     try:

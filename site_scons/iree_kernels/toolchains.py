@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shutil
+import signal
 import subprocess
 from functools import lru_cache
 from pathlib import Path
@@ -96,13 +98,114 @@ def on_path(name: str) -> str | None:
     return path if given else shutil.which(name)
 
 
-def run(argv: list[str], file: str | None = None, doing: str = "") -> str:
-    """Run a tool; its standard output, or a UserError holding what it printed."""
-    result = subprocess.run(argv, capture_output=True, text=True)
-    if result.returncode != 0:
-        what = f" to {doing}" if doing else ""
-        raise UserError(f"{Path(argv[0]).name} failed{what}:\n"
-                        f"{(result.stdout + result.stderr).strip()}", file=file)
+# Time limits in seconds by kind of tool (None: none), set from the build's variables
+# (scons IREE_COMPILE_TIMEOUT=...); the variable names them in errors.
+TIMEOUTS: dict[str, float | None] = {"IREE_COMPILE_TIMEOUT": 3600.0,
+                                     "KERNEL_COMPILE_TIMEOUT": 600.0,
+                                     "RUN_TIMEOUT": 600.0,
+                                     "VERSION_TIMEOUT": 30.0}
+
+
+def seconds(value) -> float | None:
+    """A time limit as given (a number of seconds; 0 or '' for none) as a float, or None."""
+    if value in (None, ""):
+        return None
+    number = float(value)
+    if not number == number or number < 0:        # NaN or negative
+        raise ValueError(f"{value!r} is not a number of seconds")
+    return number or None
+
+
+def timeout_variable(program: str) -> str:
+    """The variable limiting ``program``'s run time: by what kind of tool it is."""
+    name = Path(program).name
+    if name.startswith(("iree-run-module", "iree-benchmark-module")):
+        return "RUN_TIMEOUT"
+    if name.startswith(("iree-compile", "iree-opt")):
+        return "IREE_COMPILE_TIMEOUT"
+    return "KERNEL_COMPILE_TIMEOUT"
+
+
+def timeout_for(program: str) -> float | None:
+    return TIMEOUTS.get(timeout_variable(program))
+
+
+def timeout_message(name: str, timeout: float | None, variable: str = "") -> str:
+    variable = variable or timeout_variable(name)
+    return (f"{name} did not finish within {timeout:g} s and was stopped; a tool that takes "
+            f"longer needs {variable}=SECONDS (0: no limit)")
+
+
+def crash_message(name: str, signal_number: int, argv: list[str] | None = None) -> str:
+    """What to say about a tool killed by a signal; for iree-compile, the substituted executables."""
+    try:
+        what = signal.Signals(signal_number).name
+    except ValueError:
+        what = f"signal {signal_number}"
+    message = f"{name} crashed ({what})"
+    sources = _substituted_sources(argv or [])
+    if sources:
+        message += ("; it was compiling with the substituted executables "
+                    + ", ".join(f"{e} ({p})" for e, p in sources)
+                    + ": a source .mlir that does not match the executable it replaces "
+                      "(shapes, layout) can crash it")
+    return message
+
+
+_SUBSTITUTION_RE = re.compile(r"--iree-hal-substitute-executable-(?:source|object)=([^=]+)=(.+)")
+
+
+def _substituted_sources(argv: list[str]) -> list[tuple[str, str]]:
+    """(executable, file) of every substitution in the flag files ``argv`` passes as @file."""
+    found = []
+    for arg in argv:
+        if not arg.startswith("@"):
+            continue
+        try:
+            text = Path(arg[1:]).read_text(errors="replace")
+        except OSError:
+            continue
+        for line in text.splitlines():
+            m = _SUBSTITUTION_RE.search(line.strip().strip('"'))
+            if m:
+                found.append((m.group(1), m.group(2)))
+    return found
+
+
+_PRINTED_ERROR_RE = re.compile(r"^(?:.*?: )?error: .*$", re.MULTILINE)
+
+
+def printed_error(output: str) -> str:
+    """The first ``error:`` line a tool printed ('' if none): an error whatever its exit status."""
+    m = _PRINTED_ERROR_RE.search(output)
+    return m.group(0).strip() if m else ""
+
+
+def run(argv: list[str], file: str | None = None, doing: str = "",
+        timeout: float | None = -1) -> str:
+    """Run a tool; its standard output, or a UserError holding what it printed.
+
+    ``timeout``: seconds, None for no limit; by default the limit of its kind
+    (TIMEOUTS). A tool killed by a signal, or printing ``error:`` even with
+    exit status 0, fails too.
+    """
+    name = Path(argv[0]).name
+    limit = timeout_for(argv[0]) if timeout == -1 else timeout
+    what = f" to {doing}" if doing else ""
+    try:
+        result = subprocess.run(argv, capture_output=True, text=True, errors="replace",
+                                timeout=limit)
+    except subprocess.TimeoutExpired:
+        raise UserError(timeout_message(name, limit) + (f" ({doing})" if doing else ""),
+                        file=file) from None
+    except OSError as e:
+        raise UserError(f"cannot run {argv[0]}{what}: {e.strerror}", file=file) from None
+    output = (result.stdout + result.stderr).strip()
+    if result.returncode < 0:
+        raise UserError(crash_message(name, -result.returncode, argv) + f"{what}:\n{output}",
+                        file=file)
+    if result.returncode != 0 or printed_error(result.stdout + result.stderr):
+        raise UserError(f"{name} failed{what}:\n{output}", file=file)
     return result.stdout
 
 
@@ -117,10 +220,20 @@ def iree_tool(program: str) -> str | None:
 
 @lru_cache(maxsize=None)
 def version(program: str, flag: str = "--version") -> str:
-    """What a program prints for ``flag``, lines stripped and joined; '' if it cannot run."""
+    """What a program prints for ``flag``, lines stripped and joined; '' if it cannot run.
+
+    A program that does not answer within VERSION_TIMEOUT is a UserError:
+    its version keys caches, and an empty one would match any other.
+    """
+    limit = TIMEOUTS.get("VERSION_TIMEOUT")
     try:
-        result = subprocess.run([program, flag], capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired):
+        result = subprocess.run([program, flag], capture_output=True, text=True,
+                                errors="replace", timeout=limit)
+    except OSError:
         return ""
+    except subprocess.TimeoutExpired:
+        raise UserError(f"{program} {flag} did not answer within {limit:g} s; the build keys "
+                        "what a tool makes by its version, so it cannot go on without it "
+                        "(VERSION_TIMEOUT=SECONDS to wait longer)") from None
     lines = [l.strip() for l in (result.stdout + result.stderr).splitlines() if l.strip()]
     return " ".join(lines)

@@ -25,7 +25,8 @@ from iree_kernels import checks, runtime, toolchains
 from iree_kernels.errors import UserError
 from iree_kernels.manifest import load_project
 from iree_kernels.targets import REPRODUCIBLE_FLAGS, TARGETS, kernel_kind
-from iree_kernels_scons import fail, pspawn_without_shell, spawn_without_shell
+from iree_kernels_scons import (fail, lock_build_folder, pspawn_without_shell, safe_arguments,
+                                spawn_without_shell)
 
 SHORT_COMSTRS = {
     "IREE_COMPILECOMSTR": "IREE     $TARGET",
@@ -45,7 +46,7 @@ SHORT_COMSTRS = {
 
 
 def _variables(env) -> Variables:
-    variables = Variables(None, SCons.Script.ARGUMENTS)
+    variables = Variables(None, {})
     variables.Add("IREE_TARGETS", "comma-separated targets to build (" + ", ".join(TARGETS) + ")",
                   ",".join(TARGETS))
     variables.Add("BUILD_DIR", "where everything built goes", "build")
@@ -72,12 +73,34 @@ def _variables(env) -> Variables:
                                "cuda", allowed_values=("cuda", "glsl", "c", "mlir")))
     variables.Add("SCAFFOLD_MANIFEST", "for 'scons scaffold': the manifest its entry is "
                   "appended to", "kernels/scaffolded.toml")
+    variables.Add("IREE_COMPILE_TIMEOUT", "seconds an iree-compile run may take (0: no limit)",
+                  "3600")
+    variables.Add("KERNEL_COMPILE_TIMEOUT", "seconds a kernel compiler or checker (nvcc, clang, "
+                  "glslang, ptxas, spirv-val) may take (0: no limit)", "600")
+    variables.Add("RUN_TIMEOUT", "seconds an iree-run-module or iree-benchmark-module run may "
+                  "take (0: no limit)", "600")
+    variables.Add("VERSION_TIMEOUT", "seconds a tool may take to print its --version", "30")
+    variables.Add("LOCK_WAIT", "seconds to wait for another scons building in this checkout",
+                  "10")
     for variable in env.get("IREE_VARIABLES", []):
         variables.Add(*variable)
-    variables.Update(env)
+    arguments = SCons.Script.ARGUMENTS
+    variables.Update(env, safe_arguments(variables, arguments))
     SCons.Script.Help(variables.GenerateHelpText(env), append=True)
-    for key in variables.UnknownVariables():
-        fail(f"unknown command-line variable '{key}'; see scons -h")
+    for key in arguments:
+        if key not in variables.keys():
+            fail(f"unknown command-line variable {key!r}; see scons -h")
+    # Read by Python only (the scaffold step escapes it where SCons prints it).
+    env["SCAFFOLD"] = arguments.get("SCAFFOLD", "")
+    for name in toolchains.TIMEOUTS:
+        try:
+            toolchains.TIMEOUTS[name] = toolchains.seconds(env[name])
+        except ValueError:
+            fail(f"{name}={env[name]}: expected a number of seconds (0: no limit)")
+    try:
+        toolchains.seconds(env["LOCK_WAIT"])
+    except ValueError:
+        fail(f"LOCK_WAIT={env['LOCK_WAIT']}: expected a number of seconds")
     return variables
 
 
@@ -103,6 +126,14 @@ def _selected_targets(env) -> list[str]:
 
 
 def declare_project(env, manifests=None):
+    """Declare every module of the repo's manifests; see the module's docstring."""
+    try:
+        return _declare_project(env, manifests)
+    except UserError as e:          # a tool's --version that hangs, a file that cannot be read
+        fail(str(e))
+
+
+def _declare_project(env, manifests=None):
     _variables(env)
     env = env.Clone(SPAWN=spawn_without_shell, PSPAWN=pspawn_without_shell,
                     ESCAPE=lambda arg: arg)
@@ -119,6 +150,7 @@ def declare_project(env, manifests=None):
     except UserError as e:
         fail(str(e))
     build = env.Dir(f"#{env['BUILD_DIR']}")
+    _lock(env, build)
     env["_IREE_KERNEL_CHECKS"] = _kernel_checks(env, project)
     _check_settings(env)
     selected = _selected_targets(env)
@@ -145,6 +177,14 @@ def declare_project(env, manifests=None):
     if SCons.Script.GetOption("clean"):
         SCons.Script.Default(build)   # scons -c removes dumps, benchmarks and checks too
     return modules
+
+
+def _lock(env, build) -> None:
+    """One scons at a time in a checkout; a look (-n, --question, -h) at an unbuilt one locks nothing."""
+    looking = any(SCons.Script.GetOption(o) for o in ("no_exec", "question", "help"))
+    if looking and not build.exists():
+        return
+    lock_build_folder(build.abspath, toolchains.seconds(env["LOCK_WAIT"]) or 0)
 
 
 def _declare_module(env, project, model, target_name, build):

@@ -87,7 +87,8 @@ def _find_program(executor, env, actions) -> str | None:
                                   source=executor.get_all_sources())
             if argv and argv[0]:
                 program = str(argv[0][0])
-                return env.WhereIs(program) or program
+                # WhereIs expands its argument: a path is taken as it is.
+                return program if os.path.isabs(program) else env.WhereIs(program) or program
     return None
 
 

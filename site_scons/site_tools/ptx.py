@@ -60,7 +60,7 @@ def generate(env):
 def _prelude_emitter(target, source, env):
     # The prelude's path is left out of the command's signature ($( $)); its content is not.
     if env.subst("$CUDA_COMPILER") == "clang":
-        env.Depends(target, env.File(env.subst("$CLANG_CUDA_PRELUDE")))
+        env.Depends(target, env.fs.File(env.subst("$CLANG_CUDA_PRELUDE")))   # no second expansion
     return target, source
 
 
