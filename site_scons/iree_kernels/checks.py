@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import toolchains
-from .errors import UserError
-from .manifest import closest
+from .errors import UserError, control_character, shown
+from .files import read_text
+from .manifest import closest, repo_path
 
 CASE_KEYS = {"function", "inputs", "outputs", "targets", "atol", "rtol"}
 
@@ -41,12 +42,23 @@ class Case:
         return argv
 
 
-def load_cases(path: str, target: str | None = None) -> list[Case]:
-    """The cases in ``path``; with ``target``, only those that apply to it."""
+def load_cases(path: str, target: str | None = None, root: str | Path | None = None,
+               build_dir: str = "build") -> list[Case]:
+    """The cases in ``path``; with ``target``, only those that apply to it.
+
+    With ``root`` (the repo), every ``@file`` an input or output names must be
+    a regular file inside it and outside ``build_dir``.
+    """
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        text = read_text(path)
     except OSError as e:
         raise UserError(f"cannot read expected outputs: {e.strerror}", file=path)
+    except UnicodeDecodeError:
+        raise UserError("not UTF-8 text", file=path)
+    except ValueError as e:         # a folder, a FIFO, too large
+        raise UserError(f"the expected-outputs file {e}", file=path)
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise UserError(f"not valid TOML: {e}", file=path)
     unknown = set(data) - {"case"}
@@ -66,6 +78,20 @@ def load_cases(path: str, target: str | None = None) -> list[Case]:
             value = entry.get(key, [])
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise UserError("must be a list of strings", file=path, entry=name, field=key)
+        if not isinstance(entry["function"], str):
+            raise UserError("must be a string", file=path, entry=name, field="function")
+        for key in ("function", "inputs", "outputs", "targets"):
+            for value in ([entry[key]] if key == "function" else entry.get(key, [])):
+                if control_character(value):
+                    raise UserError(f"'{shown(value)}' contains the control character "
+                                    f"{control_character(value)!r}", file=path, entry=name,
+                                    field=key)
+                if root is not None and key in ("inputs", "outputs") and value.startswith("@"):
+                    try:
+                        repo_path(Path(root).resolve(), value[1:], build_dir)
+                    except ValueError as e:
+                        raise UserError(f"'{value}': {e}", file=path, entry=name,
+                                        field=key) from None
         targets = tuple(entry["targets"]) if "targets" in entry else None
         if target is not None and targets is not None and target not in targets:
             continue

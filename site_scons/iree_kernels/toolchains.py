@@ -44,7 +44,7 @@ def iree_compile() -> str | None:
 
 # Environment variables that name a program outright (and, if it is missing, make it missing).
 OVERRIDES = {"nvcc": "NVCC", "clang": "CLANG", "glslangValidator": "GLSLANG", "glslc": "GLSLC",
-             "spirv-val": "SPIRV_VAL"}
+             "spirv-val": "SPIRV_VAL", "ptxas": "PTXAS"}
 # How to get each program on Debian 12, for error messages.
 INSTALL = {
     "nvcc": "./setup.sh installs the nvidia-cuda-nvcc wheel where no nvcc is on PATH; "
@@ -82,7 +82,10 @@ def nvcc() -> str | None:
 
 
 def ptxas() -> str | None:
-    """The ptxas beside the nvcc in use."""
+    """$PTXAS, else the ptxas beside the nvcc in use, else ptxas on PATH."""
+    given, path = _override("ptxas")
+    if given:
+        return path
     compiler = nvcc()
     if compiler:
         candidate = Path(compiler).with_name("ptxas")
@@ -237,3 +240,23 @@ def version(program: str, flag: str = "--version") -> str:
                         "(VERSION_TIMEOUT=SECONDS to wait longer)") from None
     lines = [l.strip() for l in (result.stdout + result.stderr).splitlines() if l.strip()]
     return " ".join(lines)
+
+
+_OPTION_RE = re.compile(r"^\s+-{1,2}([A-Za-z0-9][\w.-]*)", re.MULTILINE)
+
+
+@lru_cache(maxsize=None)
+def compiler_options(program: str) -> frozenset[str]:
+    """The option names (no dashes) ``program --help-list-hidden`` lists; empty if it lists none."""
+    try:
+        result = subprocess.run([program, "--help-list-hidden"], capture_output=True, text=True,
+                                errors="replace", timeout=TIMEOUTS.get("VERSION_TIMEOUT"))
+    except (OSError, subprocess.TimeoutExpired):
+        return frozenset()
+    return frozenset(_OPTION_RE.findall(result.stdout))
+
+
+def unknown_option(flag: str, known: frozenset[str]) -> str | None:
+    """The name of ``flag`` (``--name=value``) if ``known`` lacks it; None if known, or nothing is known."""
+    name = flag.lstrip("-").split("=", 1)[0]
+    return None if not known or name in known else name

@@ -23,7 +23,7 @@ from SCons.Script import BoolVariable, EnumVariable, Variables
 import iree_kernels
 from iree_kernels import checks, runtime, toolchains
 from iree_kernels.errors import UserError
-from iree_kernels.manifest import load_project
+from iree_kernels.manifest import closest, load_project
 from iree_kernels.targets import REPRODUCIBLE_FLAGS, TARGETS, kernel_kind
 from iree_kernels_scons import (fail, lock_build_folder, pspawn_without_shell, safe_arguments,
                                 spawn_without_shell)
@@ -146,9 +146,10 @@ def _declare_project(env, manifests=None):
     if manifests is None:
         manifests = sorted(root.glob(env["MANIFESTS"]))
     try:
-        project = load_project(root, manifests)
+        project = load_project(root, manifests, env["BUILD_DIR"])
     except UserError as e:
         fail(str(e))
+    _check_options(env, project)
     build = env.Dir(f"#{env['BUILD_DIR']}")
     _lock(env, build)
     env["_IREE_KERNEL_CHECKS"] = _kernel_checks(env, project)
@@ -177,6 +178,20 @@ def _declare_project(env, manifests=None):
     if SCons.Script.GetOption("clean"):
         SCons.Script.Default(build)   # scons -c removes dumps, benchmarks and checks too
     return modules
+
+
+def _check_options(env, project) -> None:
+    """Every model's options are flags iree-compile has (asked once, only where there are options)."""
+    for model in project.models.values():
+        for target, flags in model.options.items():
+            known = toolchains.compiler_options(env.subst("$IREE_COMPILE")) if flags else None
+            for flag in flags:
+                name = toolchains.unknown_option(flag, known)
+                if name:
+                    close = closest(name, known)
+                    raise model.origin.error(
+                        f"options.{target}: iree-compile has no option '--{name}'"
+                        + close.replace(" (did you mean '", " (did you mean '--"), "options")
 
 
 def _lock(env, build) -> None:
@@ -290,7 +305,8 @@ def _declare_compiled_kernel(env, sub, dump, here, build, missing: str):
     if compiles_to == ".spv":
         shader = env.Spirv(built, source)
         named = here.File(f"{_file_name(sub.executable)}.spv")
-        return env.IreeSpirvEntryPoint(named, [shader, dump, env.Value(sub.executable)])[0]
+        spec = env.Value(json.dumps(sub.to_dict(), sort_keys=True))
+        return env.IreeSpirvEntryPoint(named, [shader, dump, spec])[0]
     return source
 
 
@@ -320,9 +336,17 @@ def _failing(message: str):
 
 
 def _missing_program(env, sub) -> str:
-    """The program ``sub`` needs and this machine lacks, or ''."""
-    compiler = _compiler(env, kernel_kind(sub.file).compiles_to)
-    return compiler[0] if compiler and not compiler[1] else ""
+    """The program ``sub`` needs and this machine lacks (compiler, then checker), or ''."""
+    compiles_to = kernel_kind(sub.file).compiles_to
+    compiler = _compiler(env, compiles_to)
+    if compiler and not compiler[1]:
+        return compiler[0]
+    checked = compiles_to or Path(sub.file).suffix
+    if checked == ".ptx" and not env["_IREE_KERNEL_CHECKS"]["ptxas"]:
+        return "ptxas"
+    if checked == ".spv" and not env["_IREE_KERNEL_CHECKS"]["spirv_val"]:
+        return "spirv-val"
+    return ""
 
 
 def _declare_defaults(env, modules, build):
@@ -376,7 +400,8 @@ def _declare_check(env, model, target, module):
         return _skipped(env, name, f"check: skipped {module[0]}: no '{driver}' device on "
                         "this machine (iree-run-module --list_devices)")
     try:
-        cases = checks.load_cases(model.expected, target.name)
+        cases = checks.load_cases(model.expected, target.name, env.Dir("#").abspath,
+                                  env["BUILD_DIR"])
     except UserError as e:
         fail(str(e))
     if not cases:
@@ -385,7 +410,8 @@ def _declare_check(env, model, target, module):
     check = env.IreeCheck(module[0].target_from_source("", ".check"),
                           [module, model.expected],
                           IREE_RUN_DEVICE=target.run_device, IREE_RUN_TARGET=target.name)
-    env.Depends(check, [env.File(f"#{path}") for path in checks.referenced_files(cases)])
+    top = env.Dir("#")          # Dir.File: the path is not substituted
+    env.Depends(check, [top.File(path) for path in checks.referenced_files(cases)])
     env.NoCache(check)      # a check says what this machine's device computes
     return check
 
