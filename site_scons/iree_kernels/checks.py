@@ -16,6 +16,7 @@ from . import toolchains
 from .errors import UserError, control_character, shown
 from .files import read_text
 from .manifest import closest, repo_path
+from .targets import TARGETS
 
 CASE_KEYS = {"function", "inputs", "outputs", "targets", "atol", "rtol"}
 
@@ -92,6 +93,11 @@ def load_cases(path: str, target: str | None = None, root: str | Path | None = N
                     except ValueError as e:
                         raise UserError(f"'{value}': {e}", file=path, entry=name,
                                         field=key) from None
+        for t in entry.get("targets", []):
+            if t not in TARGETS:
+                raise UserError(f"unknown target '{shown(t)}'{closest(t, TARGETS)}; known "
+                                f"targets: {', '.join(TARGETS)}", file=path, entry=name,
+                                field="targets")
         targets = tuple(entry["targets"]) if "targets" in entry else None
         if target is not None and targets is not None and target not in targets:
             continue
