@@ -47,9 +47,20 @@ def program(path: str):
 
     Paths come from the filesystem: a checkout in a folder named ``${...}``
     (a legal git branch name, so a CI workspace) puts that text in the path
-    of every program inside ``.venv``; SCons would evaluate it as Python.
+    of every program inside ``.venv``; SCons would evaluate it as Python. A
+    Literal is not expanded, but SCons still removes ``$(``/``$)`` from it, so
+    a path holding '$' is named by a word without it (toolchains.command_word),
+    which the spawn functions and toolchains turn back into the path.
     """
-    return SCons.Subst.Literal(path)
+    return SCons.Subst.Literal(toolchains.command_word(path))
+
+
+def file_argument(path: str):
+    """A file's path as one command-line word: relative to the repo where it lies inside it
+    (a checkout's own folder name then never reaches a command line), else as a Literal."""
+    relative = os.path.relpath(path)
+    return relative if not relative.startswith("..") and "$" not in relative else \
+        SCons.Subst.Literal(path)
 
 
 def escape(text: str) -> str:
@@ -187,6 +198,7 @@ class Spawn:
         self.timeout, self.variable, self.failure = timeout, variable, ""
 
     def __call__(self, sh, escape, cmd, args, env):
+        args = [toolchains.real_program(args[0]), *args[1:]]
         name = os.path.basename(args[0])
         try:
             result = subprocess.run(args, env=env, close_fds=True, stdout=subprocess.PIPE,
@@ -208,12 +220,32 @@ class Spawn:
                             f"{toolchains.printed_error(output)}")
             status = 1
         elif status != 0:
-            first = next((line for line in output.splitlines() if _ERROR_RE.search(line)), None)
+            lines = [line for line in output.splitlines() if line.strip()]
+            first = next((line for line in lines if _ERROR_RE.search(line)), None) or \
+                next(iter(lines), None)
+            where = _option_origin(args, output)
             if first:
-                print(f"scons: *** {name}: {first.strip()}")
+                print(f"scons: *** {where}{name}: {first.strip()}")
         sys.stdout.write(output)
         sys.stdout.flush()
         return status
+
+
+# Flag files of models' options -> {option name: where the manifest sets it}: an option
+# iree-compile rejects (a value it does not take) is reported at its manifest line.
+OPTION_ORIGINS: dict[str, dict[str, str]] = {}
+_OPTION_ERROR_RE = re.compile(r"for the -+([\w.-]+) option")
+
+
+def _option_origin(args, output: str) -> str:
+    m = _OPTION_ERROR_RE.search(output)
+    if not m:
+        return ""
+    for arg in args:
+        where = OPTION_ORIGINS.get(arg[1:], {}).get(m.group(1)) if arg.startswith("@") else None
+        if where:
+            return f"{where}: "
+    return ""
 
 
 spawn_without_shell = Spawn()       # the default SPAWN: no time limit (a step's own sets one)
@@ -222,6 +254,7 @@ _ERROR_RE = re.compile(r"\berror\b|\bERROR\b|fatal", re.IGNORECASE)
 
 def pspawn_without_shell(sh, escape, cmd, args, env, stdout, stderr):
     """SCons PSPAWN (output to given files) without a shell, like spawn_without_shell."""
+    args = [toolchains.real_program(args[0]), *args[1:]]
     try:
         return subprocess.call(args, env=env, close_fds=True, stdout=stdout, stderr=stderr,
                                timeout=toolchains.timeout_for(args[0]))

@@ -119,7 +119,7 @@ def run_case(case: Case, run_module: str, module: str, device: str,
 
     ``@file`` inputs and outputs are relative to ``cwd`` (the repo root).
     """
-    argv = case.argv(run_module, module, device)
+    argv = case.argv(toolchains.real_program(run_module), module, device)
     limit = toolchains.TIMEOUTS.get("RUN_TIMEOUT")
     try:
         result = subprocess.run(argv, capture_output=True, text=True, cwd=cwd, errors="replace",

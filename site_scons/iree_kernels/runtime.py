@@ -11,7 +11,8 @@ from . import toolchains
 def available_drivers(run_module: str) -> frozenset[str]:
     """Drivers with at least one device here, from ``iree-run-module --list_devices``."""
     try:
-        result = subprocess.run([run_module, "--list_devices"], capture_output=True,
+        result = subprocess.run([toolchains.real_program(run_module), "--list_devices"],
+                                capture_output=True,
                                 text=True, timeout=toolchains.TIMEOUTS.get("VERSION_TIMEOUT"))
     except (OSError, subprocess.TimeoutExpired):
         return frozenset()

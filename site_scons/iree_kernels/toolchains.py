@@ -17,6 +17,32 @@ from pathlib import Path
 from .errors import UserError
 
 
+# Command words standing for program paths that hold '$' (see command_word).
+_ALIASES: dict[str, str] = {}
+
+
+def command_word(path: str) -> str:
+    """``path`` as the first word of a command line SCons builds and substitutes.
+
+    SCons takes '$' as syntax even inside a Literal (``$(`` and ``$)`` are
+    removed from every substituted string), so a program whose path holds '$'
+    (a checkout in a folder named ``$(...)``) is named by a word without it,
+    which real_program() turns back into the path where the program is run.
+    """
+    if "$" not in path:
+        return path
+    word = os.path.basename(path).replace("$", "_") or "program"
+    while _ALIASES.get(word, path) != path:
+        word += "_"
+    _ALIASES[word] = path
+    return word
+
+
+def real_program(word: str) -> str:
+    """The program a command word names: the path command_word() stood in for, else the word."""
+    return _ALIASES.get(word, word)
+
+
 def _package_dir(package: str) -> Path | None:
     try:
         spec = importlib.util.find_spec(package)
@@ -192,6 +218,7 @@ def run(argv: list[str], file: str | None = None, doing: str = "",
     (TIMEOUTS). A tool killed by a signal, or printing ``error:`` even with
     exit status 0, fails too.
     """
+    argv = [real_program(argv[0]), *argv[1:]]
     name = Path(argv[0]).name
     limit = timeout_for(argv[0]) if timeout == -1 else timeout
     what = f" to {doing}" if doing else ""
@@ -230,7 +257,7 @@ def version(program: str, flag: str = "--version") -> str:
     """
     limit = TIMEOUTS.get("VERSION_TIMEOUT")
     try:
-        result = subprocess.run([program, flag], capture_output=True, text=True,
+        result = subprocess.run([real_program(program), flag], capture_output=True, text=True,
                                 errors="replace", timeout=limit)
     except OSError:
         return ""
@@ -249,7 +276,8 @@ _OPTION_RE = re.compile(r"^\s+-{1,2}([A-Za-z0-9][\w.-]*)", re.MULTILINE)
 def compiler_options(program: str) -> frozenset[str]:
     """The option names (no dashes) ``program --help-list-hidden`` lists; empty if it lists none."""
     try:
-        result = subprocess.run([program, "--help-list-hidden"], capture_output=True, text=True,
+        result = subprocess.run([real_program(program), "--help-list-hidden"], capture_output=True,
+                                text=True,
                                 errors="replace", timeout=TIMEOUTS.get("VERSION_TIMEOUT"))
     except (OSError, subprocess.TimeoutExpired):
         return frozenset()

@@ -25,8 +25,8 @@ from iree_kernels import checks, runtime, toolchains
 from iree_kernels.errors import UserError
 from iree_kernels.manifest import closest, load_project
 from iree_kernels.targets import REPRODUCIBLE_FLAGS, TARGETS, kernel_kind
-from iree_kernels_scons import (fail, lock_build_folder, pspawn_without_shell, safe_arguments,
-                                spawn_without_shell)
+from iree_kernels_scons import (OPTION_ORIGINS, fail, lock_build_folder, pspawn_without_shell,
+                                safe_arguments, spawn_without_shell)
 
 SHORT_COMSTRS = {
     "IREE_COMPILECOMSTR": "IREE     $TARGET",
@@ -181,10 +181,18 @@ def _declare_project(env, manifests=None):
 
 
 def _check_options(env, project) -> None:
-    """Every model's options are flags iree-compile has (asked once, only where there are options)."""
+    """Every model's options are flags iree-compile has (asked once, only where there are options).
+
+    Records where each is set, for an error iree-compile gives about its value (OPTION_ORIGINS).
+    """
     for model in project.models.values():
         for target, flags in model.options.items():
             known = toolchains.compiler_options(env.subst("$IREE_COMPILE")) if flags else None
+            flag_file = env.Dir(f"#{env['BUILD_DIR']}").Dir(target).Dir(model.name).File(
+                "options.flags").get_path()
+            origin = model.origin.error("", "options")
+            OPTION_ORIGINS[flag_file] = {
+                f.lstrip("-").split("=", 1)[0]: f"{origin}options.{target}" for f in flags}
             for flag in flags:
                 name = toolchains.unknown_option(flag, known)
                 if name:

@@ -55,6 +55,8 @@ class Case:
     env: dict = field(default_factory=dict)
     code: int = 2             # scons's exit status
     tools: dict = field(default_factory=dict)   # {ENV_VAR: python body}: a fake program
+    present: str = ""         # a file the build must still have made (what did not need the failure)
+    shows: str = ""           # a line the output must hold
 
 
 FIFO, FOLDER = object(), object()      # special files a case may ask for
@@ -226,11 +228,17 @@ def test_bad_input(project, case, monkeypatch, tmp_path):
 PWNED = "pwned"     # what code smuggled into a string would create (see test_hostile_inputs)
 
 
-def fake_tool(folder: Path, name: str, body: str) -> Path:
-    """A program ``name`` in ``folder`` running ``body`` (Python; ``REAL``: the program it stands in for)."""
+FAKES = {"IREE_COMPILE": ("iree-compile", toolchains.iree_compile),
+         "CLANG": ("clang", lambda: toolchains.on_path("clang")),
+         "NVCC": ("nvcc", toolchains.nvcc)}
+
+
+def fake_tool(folder: Path, variable: str, body: str) -> Path:
+    """The program $variable names, replaced by ``body`` (Python; ``REAL``: the real program)."""
+    name, real = FAKES[variable]
     folder.mkdir(parents=True, exist_ok=True)
     tool = folder / name
-    tool.write_text(f"#!{sys.executable}\nimport os, sys, time\n{body}\n")
+    tool.write_text(f"#!{sys.executable}\nimport os, sys, time\nREAL = {real()!r}\n{body}\n")
     tool.chmod(0o755)
     return tool
 
@@ -270,7 +278,7 @@ def run_bad_input(project, case, monkeypatch, tmp_path) -> None:
     for name, value in case.env.items():
         monkeypatch.setenv(name, value)
     for variable, body in case.tools.items():
-        monkeypatch.setenv(variable, str(fake_tool(tmp_path / "tools", variable.lower(), body)))
+        monkeypatch.setenv(variable, str(fake_tool(tmp_path / "tools", variable, body)))
     project.copy(REPO / "models/mlp.mlir", "models/mlp.mlir")
     project.copy(REPO / "models/elementwise.mlir", "models/ew.mlir")
     write_files(project.root, {
@@ -284,17 +292,21 @@ def run_bad_input(project, case, monkeypatch, tmp_path) -> None:
     assert build.returncode == case.code, build.output
     first_error = next((line for line in build.output.splitlines()
                         if line.startswith("scons: ***")), None)
-    assert first_error is not None and case.expect in first_error, build.output
+    assert first_error is not None, build.output
+    for expected in case.expect if isinstance(case.expect, tuple) else (case.expect,):
+        assert expected in first_error, build.output
+    if case.shows:
+        assert case.shows in build.output.splitlines(), build.output
+    if case.present:
+        assert (project.root / case.present).is_file(), build.output
     assert "Traceback" not in build.output
     if case.absent:
         assert not (project.root / case.absent).exists()
     modules = [p for p in (project.root / "build").rglob("*.vmfb")] \
         if (project.root / "build").is_dir() else []
-    if modules:     # the build went far enough to make something: none of it is taken as done
+    if modules or case.present:     # it went far enough to make modules: not all is taken as done
         question = project.scons("--question", *case.args, expect_ok=False)
         assert question.returncode != 0, question.output
         assert "Traceback" not in question.output
-    elif not (project.root / "build").exists():
-        pass        # refused before anything was built
     assert snapshot(tmp_path, project.root) == outside
-    assert not [p for p in tmp_path.rglob(f"*{PWNED}*")], "a string was run as code"
+    assert not (project.root / PWNED).exists(), "a string was run as code"
