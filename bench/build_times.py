@@ -22,7 +22,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 SCONS = Path(sys.executable).with_name("scons")
 STEP_RE = re.compile(r"^([A-Z]+)\s{2,}\S")
-TOOLS = {"IREE": "iree-compile", "DUMP": "iree-compile", "PTX": "nvcc", "SPIRV": "glslang",
+TOOLS = {"IREE": "iree-compile", "FRONTEND": "iree-compile", "PTX": "nvcc", "SPIRV": "glslang",
          "CC": "clang", "CHECK": "iree-run-module", "CODEGEN": "executables into the codegen cache"}
 
 

@@ -56,7 +56,7 @@ PYCACHE = str(Path(tempfile.gettempdir()) / "scale-pycache")
 SCONS = Path(sys.executable).with_name("scons")
 TARGET = "llvm-cpu"
 STEP_RE = re.compile(r"^([A-Z]+)\s{2,}(\S.*?)(?: on \S+)?$")   # as tests/conftest.py
-COMPILE_STEPS = ("IREE", "DUMP", "PTX", "SPIRV")               # steps that run a compiler
+COMPILE_STEPS = ("IREE", "FRONTEND", "PTX", "SPIRV")               # steps that run a compiler
 
 # Runs SCons in this process and writes its own peak RSS (KiB) where
 # $SCALE_RSS_FILE says: children (iree-compile) are not counted.

@@ -85,6 +85,22 @@ def run_module(module: Path, device: str, function: str, inputs: list[str]) -> s
     return result.stdout.split("hal.buffer_view", 1)[-1].strip()
 
 
+def reference_module(root: Path, target: str, model: str, source: str, out: Path) -> Path:
+    """The module iree-compile makes of the model itself, its own substitution flags doing the work.
+
+    What every module the build makes (front end once, substitutions applied to
+    its executable-sources program) must compute bit for bit. Uses the flag
+    files the build wrote for ``model`` and ``target`` under ``root``/build.
+    """
+    from iree_kernels import toolchains
+    here = f"build/{target}/{model}"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run([toolchains.iree_compile(), source, f"@{here}/options.flags",
+                    f"@{here}/substitutions.flags", "-o", str(out)],
+                   cwd=root, check=True, capture_output=True)
+    return out
+
+
 def case_outputs(run_module: str, module: Path, case, device: str, out: Path, root: Path) -> list:
     """Every result of one expected-outputs case (iree_kernels.checks.Case), exactly as computed.
 

@@ -38,81 +38,52 @@ from pathlib import Path
 from typing import Callable
 
 from . import spirv, toolchains
-from .files import write_atomically
 from .errors import UserError
-from .render import render
+from .files import write_atomically
+from .program import EmbeddedObject, Program, ProgramExecutable
 
 # The binary iree-compile serializes one executable of a target to; "" where
 # the entry keeps the translated code instead.
 TARGET_BINARIES = {"cuda": ".ptx", "vulkan": ".spv", "llvm-cpu": ""}
-FORMAT = "iree-kernels codegen cache 2"
+FORMAT = "iree-kernels codegen cache 3"
 PLACEHOLDER = "cached_executable_placeholder"
+THREADING_OFF = ("--mlir-disable-threading",)    # not part of any key: it changes no output
 
-_HEADER_RE = re.compile(
-    r'^(?P<indent> *)hal\.executable (?:(?P<visibility>public|private|nested) )?'
-    r'@(?P<name>"[^"\n]*"|[A-Za-z_][A-Za-z0-9_$.]*) \{$', re.M)
 _CACHEABLE_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]*$")
 _VARIANT_RE = re.compile(r"^ *hal\.executable\.variant ", re.M)
 _EXPORT_RE = re.compile(r"^ *hal\.executable\.export (?:public )?@([A-Za-z0-9_$.]+) ", re.M)
-_CODE_RE = re.compile(r"^(?P<indent> *)builtin\.module\b.*\{$", re.M)
-_EMBEDDED_RE = re.compile(r'objects\(\[#hal\.executable\.object<\{data = dense<"0x([0-9A-F]*)">')
+_EMBEDDED_RE = re.compile(r'objects\(\[#hal\.executable\.object<\{path = "[^"]*", data = dense<"0x([0-9A-F]*)">')
 _SUBGROUP_SIZE_RE = re.compile(r"^ *\} <.*\bsubgroup_size = ", re.M)
 
 
-@dataclass(frozen=True)
-class ExecutableSource:
-    """One ``hal.executable`` of a program dumped at the executable-sources phase."""
-    name: str
-    visibility: str           # "private", "public", "": as the program declares it
-    text: str                 # the op, its first line at column 0, no final newline
-    start: int                # where the op is in the program text (character offsets)
-    end: int
-    indent: str = ""
+def not_cacheable(executable: ProgramExecutable) -> str | None:
+    """Why ``executable`` must go through codegen in the module's own compile; None: it need not."""
+    if not _CACHEABLE_NAME_RE.match(executable.name):
+        return "its name needs quoting in MLIR"
+    if PLACEHOLDER in executable.text:
+        return f"it contains '{PLACEHOLDER}'"
+    if len(_VARIANT_RE.findall(executable.text)) != 1:
+        return "it has more than one variant"
+    if "objects([" in executable.text:
+        return "it already links external objects"
+    if "dense_resource<" in executable.text:
+        return "it refers to resources outside the op"
+    return None
 
-    def not_cacheable(self) -> str | None:
-        """Why this executable must go through codegen in the module's own compile; None: it need not."""
-        if not _CACHEABLE_NAME_RE.match(self.name):
-            return "its name needs quoting in MLIR"
-        if PLACEHOLDER in self.text:
-            return f"it contains '{PLACEHOLDER}'"
-        if len(_VARIANT_RE.findall(self.text)) != 1:
-            return "it has more than one variant"
-        if "objects([" in self.text:
-            return "it already links external objects"
-        if "dense_resource<" in self.text:
-            return "it refers to resources outside the op"
-        return None
 
-    def normalized(self) -> str:
-        """The text with the executable's own name replaced by the placeholder, made public."""
-        text = _name_pattern(self.name).sub(PLACEHOLDER, self.text)
-        return f"hal.executable public @{PLACEHOLDER} {{\n" + text.split("\n", 1)[1]
+def normalized(executable: ProgramExecutable) -> str:
+    """The executable's text with its own name replaced by the placeholder, declared public.
 
-    def with_visibility(self, text: str) -> str:
-        """``text``, an executable of this name, declared with this one's visibility."""
-        visibility = f"{self.visibility} " if self.visibility else ""
-        return f"hal.executable {visibility}@{self.name} {{\n" + text.split("\n", 1)[1]
+    Renaming is textual, inside one executable printed on its own: the name is
+    the prefix of its exports' and functions' symbols as well as its own.
+    """
+    text = _name_pattern(executable.name).sub(PLACEHOLDER, executable.text)
+    return f"hal.executable public @{PLACEHOLDER} {{\n" + text.split("\n", 1)[1]
 
 
 def _name_pattern(name: str) -> re.Pattern:
     """``name`` as a whole symbol: not inside a longer name, not followed by a digit."""
     return re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![0-9])")
-
-
-def split_program(text: str) -> list[ExecutableSource]:
-    """Every ``hal.executable`` op of ``text``, in order. The printer closes an op at its own indent."""
-    found = []
-    for header in _HEADER_RE.finditer(text):
-        indent = header.group("indent")
-        close = text.find(f"\n{indent}}}\n", header.end())
-        if close < 0:
-            raise UserError(f"cannot split the program: hal.executable {header.group('name')} "
-                            "has no closing brace at its indent")
-        end = close + len(indent) + 2
-        op = "\n".join(line[len(indent):] for line in text[header.start():end].split("\n"))
-        found.append(ExecutableSource(header.group("name"), header.group("visibility") or "",
-                                      op, header.start(), end, indent))
-    return found
 
 
 def entry_key(normalized: str, compiler_version: str, flags: list[str]) -> str:
@@ -199,14 +170,14 @@ class Entry:
             except OSError:
                 pass                  # not ours to touch
 
-    def source_text(self, normalized: str) -> str:
-        return _name_pattern(PLACEHOLDER).sub(compiled_name(self.key), normalized)
+    def source_text(self, normalized_text: str) -> str:
+        return _name_pattern(PLACEHOLDER).sub(compiled_name(self.key), normalized_text)
 
 
 @dataclass(frozen=True)
 class Plan:
     """A program's executables, the entries standing in for them, and the entries to compile first."""
-    executables: list[ExecutableSource]
+    executables: list[ProgramExecutable]
     entries: dict[str, Entry]                 # executable name -> entry
     misses: list[tuple[Entry, str]]           # entry -> the source to compile
     damaged: list[str] = ()                   # entries not taken: files changed since stored
@@ -216,26 +187,26 @@ class Plan:
         return len(set(e.key for e in self.entries.values())) - len(self.misses)
 
 
-def plan(program: str, target: str, folder: Path, compiler_version: str, flags: list[str],
-         substituted=(), shared: Path | None = None) -> Plan:
-    """Key every executable of ``program`` but those in ``substituted`` and those not cacheable.
+def plan(executables: list[ProgramExecutable], target: str, folder: Path,
+         compiler_version: str, flags: list[str], substituted=(),
+         shared: Path | None = None) -> Plan:
+    """Key every executable but those in ``substituted`` and those not cacheable.
 
     An entry is looked up in ``folder``, then in ``shared`` (a cache this build
     only reads); misses are compiled into ``folder``.
     """
-    executables = split_program(program)
     entries, misses, damaged = {}, {}, []
     for executable in executables:
-        if executable.name in substituted or executable.not_cacheable():
+        if executable.name in substituted or not_cacheable(executable):
             continue
-        normalized = executable.normalized()
-        key = entry_key(normalized, compiler_version, flags)
+        source = normalized(executable)
+        key = entry_key(source, compiler_version, flags)
         entry = _found(key, TARGET_BINARIES[target], folder, shared, damaged)
         if entry.refused.is_file():
             continue
         entries[executable.name] = entry
         if entry.key not in misses and not entry.exists():
-            misses[entry.key] = (entry, entry.source_text(normalized))
+            misses[entry.key] = (entry, entry.source_text(source))
     return Plan(executables, entries, list(misses.values()), damaged)
 
 
@@ -262,60 +233,42 @@ def _found(key: str, suffix: str, folder: Path, shared: Path | None, damaged: li
     return own
 
 
-def assemble(program: str, plan_: Plan) -> str:
-    """``program`` with each planned executable replaced by its stand-in."""
-    parts, at = [], 0
+def assemble(program: Program, plan_: Plan) -> None:
+    """Replace each planned executable of ``program`` by its stand-in."""
     for executable in plan_.executables:
         entry = plan_.entries.get(executable.name)
         if entry is None or entry.refused.is_file():
             continue
-        indented = "\n".join(executable.indent + line if line else line
-                             for line in stand_in(entry, executable).split("\n"))
-        parts += [program[at:executable.start], indented]
-        at = executable.end
-    return "".join(parts) + program[at:]
+        text, linked = stand_in(entry, executable)
+        program.replace(executable.name, text, str(entry.translated),
+                        visibility=executable.visibility, linked=linked)
 
 
-def stand_in(entry: Entry, executable: ExecutableSource) -> str:
-    """What replaces ``executable``: its cached translation renamed back, on GPUs linking its binary.
+def stand_in(entry: Entry, executable: ProgramExecutable) -> tuple[str, EmbeddedObject | None]:
+    """What replaces ``executable``: its cached translation renamed back and, on GPUs, its binary.
 
-    The binary is embedded (``data``), so the assembled program is the whole
-    input of the module's compile and changes whenever a binary does.
+    The binary is embedded (``data``) in the variant, so the assembled program is
+    the whole input of the module's compile and changes whenever a binary does.
+    It is named by key, not path: where the cache is does not change the program.
     """
     entry.mark_used()
     translated = entry.translated.read_text(encoding="utf-8")
-    renamed = executable.with_visibility(
-        _name_pattern(compiled_name(entry.key)).sub(executable.name, translated))
+    renamed = _name_pattern(compiled_name(entry.key)).sub(executable.name, translated)
     if not entry.binary_suffix:
-        return renamed
+        return renamed, None
     binary = renamed_binary(entry.binary.read_bytes(), entry.binary_suffix, translated,
                             entry.key, executable.name, str(entry.binary))
-    return wrapper(renamed, executable.name, binary, entry.key)
-
-
-def wrapper(executable_text: str, name: str, binary: bytes, key: str) -> str:
-    """``executable_text`` (translated, without code) with its variant linking ``binary``.
-
-    It names the entry by key, not path: where the cache is does not change the program.
-    """
-    lines = executable_text.split("\n")
-    at = next((i for i, line in enumerate(lines) if _VARIANT_RE.match(line)), None)
-    if at is None or not lines[at].endswith(" {"):
-        raise UserError(f"the cached translation of executable '{name}' has no variant")
-    close = lines.index(lines[at][:len(lines[at]) - len(lines[at].lstrip())] + "}", at)
-    return render("cached_executable.mlir.j2", header=lines[0][:-2],
-                  variant=lines[at].strip()[:-2], body="\n".join(lines[at + 1:close]),
-                  data=binary.hex().upper(), size=len(binary), name=name,
-                  key=key).rstrip("\n")
+    return renamed, EmbeddedObject(entry.binary.name, binary)
 
 
 def embedded_binaries(assembled: str) -> dict[str, bytes]:
     """The binary each stand-in of an assembled program embeds, by executable name."""
     found = {}
-    for executable in split_program(assembled):
-        data = _EMBEDDED_RE.search(executable.text)
-        if data:
-            found[executable.name] = bytes.fromhex(data.group(1))
+    with Program(assembled, "<assembled>") as program:
+        for executable in program.executables():
+            data = _EMBEDDED_RE.search(executable.text)
+            if data:
+                found[executable.name] = bytes.fromhex(data.group(1))
     return found
 
 
@@ -335,23 +288,6 @@ def renamed_binary(data: bytes, suffix: str, translated: str, key: str, name: st
     return data
 
 
-def without_code(translated: str, name: str) -> str:
-    """The ``hal.executable`` named ``name`` in a translated module, its ``builtin.module`` removed."""
-    text = _translated_executable(translated, name)
-    code = _CODE_RE.search(text)
-    if code is None:
-        raise UserError(f"the translated hal.executable @{name} has no builtin.module")
-    close = text.find(f"\n{code.group('indent')}}}\n", code.end())
-    return text[:code.start()] + text[close + len(code.group("indent")) + 3:]
-
-
-def _translated_executable(translated: str, name: str) -> str:
-    ops = [op for op in split_program(translated) if op.name == name]
-    if not ops:
-        raise UserError(f"iree-compile translated no hal.executable @{name}")
-    return ops[0].text
-
-
 @dataclass(frozen=True)
 class Compiler:
     """iree-compile, the flag files the module is compiled with, flags of its own, what shows its command lines."""
@@ -368,30 +304,34 @@ class Compiler:
 
 
 def compile_entries(compiler: Compiler, entries: list[tuple[Entry, str]], jobs: int = 1,
-                    slots: threading.Semaphore | None = None) -> None:
+                    slots: threading.Semaphore | None = None, cores: int = 1) -> None:
     """Compile every (entry, source) in up to ``jobs`` batches, each one or two iree-compile runs.
 
     A batch runs while it holds one of ``slots`` (shared by all callers at
-    once, so that several modules compiling misses keep to ``-j``). Files
-    appear whole (written aside, then renamed), so builds sharing the folder
-    see an entry complete or not at all; two builds compiling the same entry
-    write the same bytes.
+    once, so that several modules compiling misses keep to ``-j``). Where the
+    batches fill the ``cores``, each runs single-threaded (IREE's threads would
+    only contend); fewer batches than cores keep IREE's threads. Files appear
+    whole (written aside, then renamed), so builds sharing the folder see an
+    entry complete or not at all; two builds compiling the same entry write
+    the same bytes.
     """
     if not entries:
         return
     count = min(max(1, jobs), len(entries))
     slots = slots or threading.BoundedSemaphore(count)
+    threads = () if count < cores else THREADING_OFF
 
     def run(batch):
         with slots:
-            _compile_batch(compiler, batch)
+            _compile_batch(compiler, batch, threads)
 
     with concurrent.futures.ThreadPoolExecutor(count) as pool:
         for done in [pool.submit(run, entries[i::count]) for i in range(count)]:
             done.result()
 
 
-def _compile_batch(compiler: Compiler, batch: list[tuple[Entry, str]]) -> None:
+def _compile_batch(compiler: Compiler, batch: list[tuple[Entry, str]],
+                   threads: tuple[str, ...] = ()) -> None:
     folder = batch[0][0].folder
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="iree-codegen-cache-") as work:
@@ -399,25 +339,25 @@ def _compile_batch(compiler: Compiler, batch: list[tuple[Entry, str]]) -> None:
         sources, translated = work / "sources.mlir", work / "translated.mlir"
         sources.write_text("\n".join(source for _, source in batch) + "\n", encoding="utf-8")
         compiler.run([str(sources), "--compile-from=executable-sources",
-                      "--compile-to=executable-targets", "-o", str(translated)],
+                      "--compile-to=executable-targets", *threads, "-o", str(translated)],
                      "translate executables for the codegen cache")
         binaries = []
         if batch[0][0].binary_suffix:
             compiler.run([str(translated), "--compile-from=executable-targets",
-                          "--iree-hal-link-executables=false",
+                          "--iree-hal-link-executables=false", *threads,
                           f"--iree-hal-dump-executable-binaries-to={work / 'binaries'}",
                           "-o", os.devnull], "serialize executables for the codegen cache")
             binaries = sorted((work / "binaries").iterdir())
-        text = translated.read_text(encoding="utf-8")
-        for entry, source in batch:
-            _store(entry, source, text, binaries)
+        with Program(translated.read_text(encoding="utf-8"), str(translated)) as program:
+            for entry, source in batch:
+                _store(entry, source, program, binaries)
 
 
-def _store(entry: Entry, source: str, translated: str, binaries: list[Path]) -> None:
+def _store(entry: Entry, source: str, translated: Program, binaries: list[Path]) -> None:
     name = compiled_name(entry.key)
     _replace(entry.source, source.encode("utf-8"))
     if not entry.binary_suffix:
-        _replace(entry.translated, _translated_executable(translated, name).encode("utf-8"))
+        _replace(entry.translated, translated.executable_text(name).encode("utf-8"))
         entry.record_digests()
         return
     found = [b for b in binaries if b.name.startswith(f"module_{name}_")
@@ -425,7 +365,7 @@ def _store(entry: Entry, source: str, translated: str, binaries: list[Path]) -> 
     if len(found) != 1:
         raise UserError(f"iree-compile wrote {len(found)} {entry.binary_suffix} binaries for "
                         f"codegen cache entry {entry.key}; expected one")
-    stripped = without_code(translated, name)
+    stripped = translated.without_code(name)
     if entry.binary_suffix == ".spv" and _SUBGROUP_SIZE_RE.search(stripped):
         _replace(entry.refused, b"an external Vulkan variant loses the export's subgroup_size\n")
         return

@@ -12,9 +12,10 @@ from pathlib import Path
 
 from .errors import UserError
 from .executables import Executable
+from .program import Program
 
 KINDS = {
-    "sources": "--iree-hal-dump-executable-sources-to",
+    "sources": "",            # written here, from the executable-sources program
     "configurations": "--iree-hal-dump-executable-configurations-to",
     "binaries": "--iree-hal-dump-executable-binaries-to",
     "benchmarks": "--iree-hal-dump-executable-benchmarks-to",
@@ -34,7 +35,23 @@ def parse_kinds(text: str) -> list[str]:
 def dump_flags(kinds: list[str], folder: Path, translation: bool) -> list[str]:
     """The dump flags of one iree-compile run: the translating one, or the full compile."""
     return [f"{KINDS[k]}={folder / k}" for k in kinds
-            if (k in AFTER_TRANSLATION) != translation]
+            if KINDS[k] and (k in AFTER_TRANSLATION) != translation]
+
+
+def write_sources(program: str, source: str, folder: Path) -> None:
+    """One ``<module>_<executable>.mlir`` per executable, as ``--iree-hal-dump-executable-sources-to`` writes.
+
+    That flag writes nothing when iree-compile resumes from executable-sources:
+    this writes the same files from that program. Each is ready to edit and
+    substitute as a source.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    with Program(program, source) as parsed:
+        prefix = parsed.module_name()
+        for executable in parsed.executables():
+            body = executable.text.split("\n", 1)[1]
+            (folder / f"{prefix}_{executable.name}.mlir").write_text(
+                f"hal.executable public @{executable.name} {{\n{body}\n", encoding="utf-8")
 
 
 def listing(model: str, target: str, translated: dict[str, Executable],

@@ -111,7 +111,7 @@ def _executable(name: str, op) -> Executable:
             parse_layout(layout), size, layout, _workload(export), _count_text(export)))
     return Executable(name, backend, fmt, tuple(exports),
                       ir.StringAttr(variant.attributes["sym_name"]).value, target,
-                      _binding_types(str(variant), len(exports[0].layout.bindings) if exports else 0))
+                      _binding_types(_text(variant), len(exports[0].layout.bindings) if exports else 0))
 
 
 _SUBSPAN_RE = re.compile(r"binding\((\d+)\)[^\n]*?: !iree_tensor_ext\.dispatch\.tensor<(\w+:tensor<[^>]*>)>")
@@ -126,7 +126,12 @@ def _binding_types(text: str, count: int) -> tuple[str, ...]:
 def _count_text(export) -> str:
     if not len(export.regions) or not len(export.regions[0].blocks):
         return ""
-    return "\n".join(str(op) for op in export.regions[0].blocks[0].operations)
+    return "\n".join(_text(op.operation) for op in export.regions[0].blocks[0].operations)
+
+
+def _text(op) -> str:
+    """``op`` as MLIR prints it; without assume_verified every print verifies the op again."""
+    return op.get_asm(assume_verified=True, use_local_scope=True).rstrip("\n")
 
 
 def _workload(export) -> int:

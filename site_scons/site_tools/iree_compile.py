@@ -23,7 +23,9 @@ from iree_kernels import toolchains
 from iree_kernels_scons import program, whole_file_command
 
 _SUBSTITUTE_RE = re.compile(r"^--iree-hal-substitute-executable-(source|object|configuration)=[^=]+=(.+)$")
-_OBJECT_PATH_RE = re.compile(r"#hal\.executable\.object<\{[^}]*?path\s*=\s*\"([^\"]+)\"")
+# Objects read from a file; one whose data is embedded (a codegen cache stand-in) reads none.
+_OBJECT_PATH_RE = re.compile(r"#hal\.executable\.object<\{(?:(?!data\s*=)[^}])*?path\s*=\s*\"([^\"]+)\""
+                             r"(?:(?!data\s*=)[^}])*\}>")
 
 
 def _substituted_paths(text: str, kinds: tuple[str, ...]) -> list[str]:

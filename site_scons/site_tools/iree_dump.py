@@ -1,7 +1,10 @@
 """SCons tool: dump a model's executables for people to read and edit.
 
 Builder:
-  IreeDump   model.mlir + options.flags + executables.mlir -> dump/executables.txt
+  IreeDump   options.flags + executables.mlir -> dump/executables.txt
+
+Everything comes from ``executables.mlir``, the model at IREE's
+executable-sources phase: IREE's front end does not run again.
 
 Writes into the target's folder: ``sources/`` (one .mlir per executable, the
 files to copy, edit and substitute), and on request (``$IREE_DUMP_KINDS``,
@@ -24,22 +27,28 @@ from iree_kernels_scons import reporting_user_errors, write_atomically
 
 @reporting_user_errors
 def write_dump(target, source, env):
-    model, options, sources_dump = (str(s) for s in source[:3])
+    options, sources_dump = (str(s) for s in source[:2])
+    model = env["IREE_DUMP_MODEL"]
     folder = Path(target[0].abspath).parent
     kinds = dump.parse_kinds(env["IREE_DUMP_KINDS"])
     for kind in dump.KINDS:
         shutil.rmtree(folder / kind, ignore_errors=True)
+    program = Path(sources_dump).read_text(encoding="utf-8")
+    if "sources" in kinds:
+        dump.write_sources(program, sources_dump, folder / "sources")
     translated = folder / "executables.targets.mlir"
-    compile_ = [env.subst("$IREE_COMPILE"), model, f"@{options}"]
+    compile_ = [env.subst("$IREE_COMPILE"), sources_dump, f"@{options}",
+                "--compile-from=executable-sources"]
     toolchains.run(compile_ + ["--compile-to=executable-targets",
                                *dump.dump_flags(kinds, folder, True), "-o", str(translated)],
-                   model)
+                   sources_dump)
     if any(k in dump.AFTER_TRANSLATION for k in kinds):
-        toolchains.run(compile_ + [*dump.dump_flags(kinds, folder, False), "-o", "/dev/null"], model)
+        toolchains.run(compile_ + [*dump.dump_flags(kinds, folder, False), "-o", "/dev/null"],
+                       sources_dump)
     text = dump.listing(
-        Path(model).stem, env["IREE_DUMP_TARGET"],
+        model, env["IREE_DUMP_TARGET"],
         executables.read_executables(translated.read_text(), str(translated)),
-        executables.read_executables(Path(sources_dump).read_text(), sources_dump))
+        executables.read_executables(program, sources_dump))
     write_atomically(target[0].abspath, text)
     print(text + f"(files in {folder})\n", end="")
 
@@ -57,7 +66,8 @@ def generate(env):
     env.SetDefault(IREE_DUMP_KINDS="sources", IREE_DUMPLISTCOMSTR="Dumping $TARGET")
     env["BUILDERS"]["IreeDump"] = SCons.Builder.Builder(
         action=SCons.Action.Action(write_dump, "$IREE_DUMPLISTCOMSTR",
-                                   varlist=["IREE_DUMP_KINDS", "IREE_DUMP_TARGET"]),
+                                   varlist=["IREE_DUMP_KINDS", "IREE_DUMP_TARGET",
+                                            "IREE_DUMP_MODEL"]),
         emitter=_dump_emitter)
 
 

@@ -30,7 +30,7 @@ from iree_kernels_scons import (OPTION_ORIGINS, fail, lock_build_folder, pspawn_
 
 SHORT_COMSTRS = {
     "IREE_COMPILECOMSTR": "IREE     $TARGET",
-    "IREE_DUMPCOMSTR": "DUMP     $TARGET",
+    "IREE_DUMPCOMSTR": "FRONTEND  $TARGET",
     "IREE_OPTIONSCOMSTR": "FLAGS    $TARGET",
     "IREE_SUBSTITUTECOMSTR": "SUBST    $TARGET",
     "IREE_CHECKCOMSTR": "CHECK    $SOURCE on $IREE_RUN_DEVICE",
@@ -219,8 +219,8 @@ def _declare_module(env, project, model, target_name, build):
     sources_dump = env.IreeExecutableSources(here.File("executables.mlir"), [model.source, options])
     if _wanted("dump") or env["SCAFFOLD"]:
         listing = env.IreeDump(here.Dir("dump").File("executables.txt"),
-                               [model.source, options, sources_dump],
-                               IREE_DUMP_KINDS=env["DUMP"], IREE_DUMP_TARGET=target_name)
+                               [options, sources_dump], IREE_DUMP_KINDS=env["DUMP"],
+                               IREE_DUMP_TARGET=target_name, IREE_DUMP_MODEL=model.name)
         env.Alias("dump", listing)
     scaffold = env["SCAFFOLD"].split("/", 2)
     if len(scaffold) == 3 and scaffold[:2] == [model.name, target_name]:
@@ -242,11 +242,10 @@ def _declare_module(env, project, model, target_name, build):
     sources = [env.Value(json.dumps(spec, sort_keys=True)), *dump, *made_nodes]
     flag_file, record = env.IreeSubstitutions(here.File("substitutions.flags"), sources)
     vmfb = build.Dir(target_name).File(f"{model.name}.vmfb")
-    # Per-executable codegen cache (tool iree_codegen_cache); None where it is off.
-    module = env.IreeCodegenCachedModule(vmfb, model.source, target_name, here, options,
-                                         flag_file, subs)
-    if module is None:
-        module = env.IreeModule(vmfb, [model.source, options, flag_file])
+    replacements = {name: made.get("wrapper", made["kernel"]) for name, made in kernels.items()
+                    if "wrapper" in made or made["kernel"].get_suffix() == ".mlir"}
+    module = env.IreeModuleFromProgram(vmfb, sources_dump, target_name, options, flag_file, subs,
+                                       replacements)
     module[0].attributes.missing_tools = sorted(set(filter(None, missing.values())))
     if subs and _wanted("bench", "microbenchmarks"):
         benchmark = env.IreeMicrobenchmark(here.File("microbenchmarks.json"),
@@ -427,7 +426,7 @@ def _declare_check(env, model, target, module):
 def generate(env):
     for tool in ("iree_compile", "iree_substitutions", "iree_run", "ptx", "glsl", "elf_object",
                  "iree_dump", "iree_bench", "iree_scaffold",
-                 "iree_cache", "iree_release", "iree_codegen_cache"):
+                 "iree_cache", "iree_release", "iree_program"):
         env.Tool(tool)
     env.AddMethod(declare_project, "IreeKernelProject")
 

@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from conftest import REPO, SCONS
+from conftest import REPO, SCONS, reference_module
 from iree_kernels import runtime, toolchains
 from iree_kernels.manifest import load_project
 
@@ -23,7 +23,27 @@ def cuda_models():
     return [m for m in project.models.values() if "cuda" in m.targets and m.expected]
 
 
+REFERENCE = REPO / "build/reference"
+
+
 def build_cuda_modules(*arguments: str) -> None:
-    """Build with scons where iree-compile is installed; a runtime-only GPU machine uses build/."""
+    """Build with scons where iree-compile is installed; a runtime-only GPU machine uses build/.
+
+    Beside each module, ``build/reference/cuda/<model>.vmfb``: what iree-compile
+    makes of the model itself with the same flag files (its own substitution).
+    """
     if toolchains.iree_compile() and SCONS.exists():
         subprocess.run([str(SCONS), "-Q", "IREE_TARGETS=cuda", *arguments], cwd=REPO, check=True)
+        if any(a.startswith("BUILD_DIR=") for a in arguments):
+            return
+        for model in cuda_models():
+            reference_module(REPO, "cuda", model.name, model.source,
+                             REFERENCE / "cuda" / f"{model.name}.vmfb")
+
+
+if __name__ == "__main__":
+    # What tests/gpu runs on a GPU machine that carries only the runtime:
+    #   PYTHONPATH=tests:site_scons ./setup.sh python tests/gpu/cuda_models.py   (here), then
+    #   carry build/ there.
+    build_cuda_modules("EXECUTABLE_CACHE=cuda")
+    build_cuda_modules("EXECUTABLE_CACHE=0", "BUILD_DIR=build/plain")

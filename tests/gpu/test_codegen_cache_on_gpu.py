@@ -1,16 +1,17 @@
-"""CUDA modules built through the per-executable codegen cache, run on a real GPU beside plain ones.
+"""CUDA modules as the build makes them, run on a real GPU beside iree-compile's own.
 
 Marked ``gpu``: skipped where iree-run-module finds no CUDA device. Where
-iree-compile is installed it builds, with scons, the cuda modules as the
-build makes them by default, through the cache, into build/cuda and plain ones
-into build/plain/cuda. Elsewhere (a GPU machine carrying only the runtime) it
-runs the modules already there; build them first with
+iree-compile is installed it builds, with scons, the cuda modules as the build
+makes them by default (front end once, through the codegen cache) into
+build/cuda, without the cache into build/plain/cuda, and what iree-compile makes
+of each model itself with the same flag files into build/reference/cuda.
+Elsewhere (a GPU machine carrying only the runtime) it runs the modules already
+there; build them first with
 
-    ./setup.sh scons IREE_TARGETS=cuda EXECUTABLE_CACHE=cuda
-    ./setup.sh scons IREE_TARGETS=cuda EXECUTABLE_CACHE=0 BUILD_DIR=build/plain
+    PYTHONPATH=tests:site_scons ./setup.sh python tests/gpu/cuda_models.py
 
-For every cuda model with expected outputs, the cached module matches them and
-computes bit for bit what the plain module computes.
+For every cuda model with expected outputs, the built modules match them and
+compute bit for bit what iree-compile's own module computes.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import numpy as np
 import pytest
 
 from conftest import REPO, case_outputs
-from cuda_models import NEEDS_CUDA, RUN_MODULE, build_cuda_modules, cuda_models
+from cuda_models import NEEDS_CUDA, REFERENCE, RUN_MODULE, build_cuda_modules, cuda_models
 from iree_kernels import checks
 
 PLAIN = REPO / "build/plain"
@@ -32,12 +33,13 @@ def cuda_modules():
 
 
 @pytest.mark.parametrize("model", cuda_models(), ids=lambda m: m.name)
-def test_cached_module_computes_what_the_plain_one_does(model, tmp_path):
-    plain, cached = (folder / "cuda" / f"{model.name}.vmfb" for folder in (PLAIN, REPO / "build"))
-    for module in (plain, cached):
+def test_built_modules_compute_what_iree_compiles_own_does(model, tmp_path):
+    reference, plain, cached = (folder / "cuda" / f"{model.name}.vmfb"
+                                for folder in (REFERENCE, PLAIN, REPO / "build"))
+    for module in (reference, plain, cached):
         if not module.exists():
             pytest.fail(f"{module} is not built: see this file's docstring")
-    assert (REPO / f"build/cuda/{model.name}/codegen/module/{model.name}.mlir").is_file(), \
+    assert (REPO / f"build/cuda/{model.name}/module/{model.name}.mlir").is_file(), \
         f"{cached} was not built through the codegen cache"
     cases = checks.load_cases(str(REPO / model.expected), "cuda")
     assert cases
@@ -45,6 +47,7 @@ def test_cached_module_computes_what_the_plain_one_does(model, tmp_path):
         print(checks.run_case(case, RUN_MODULE, str(cached), "cuda", model.expected,
                               cwd=str(REPO)))
         out = tmp_path / f"{model.name}.npy"
-        for a, b in zip(case_outputs(RUN_MODULE, plain, case, "cuda", out, REPO),
-                        case_outputs(RUN_MODULE, cached, case, "cuda", out, REPO)):
-            assert a.dtype == b.dtype and np.array_equal(a, b)
+        expected = case_outputs(RUN_MODULE, reference, case, "cuda", out, REPO)
+        for module in (plain, cached):
+            for a, b in zip(expected, case_outputs(RUN_MODULE, module, case, "cuda", out, REPO)):
+                assert a.dtype == b.dtype and np.array_equal(a, b), module

@@ -1,4 +1,4 @@
-"""The per-executable codegen cache: splitting a program, keys that survive renumbering, stand-ins."""
+"""The per-executable codegen cache: keys that survive renumbering, stand-ins, assembling."""
 from __future__ import annotations
 
 import os
@@ -9,7 +9,8 @@ import pytest
 
 from conftest import REPO
 from iree_kernels import codegen_cache, spirv, toolchains
-from iree_kernels.codegen_cache import ExecutableSource, entry_key, split_program
+from iree_kernels.codegen_cache import entry_key, normalized, not_cacheable
+from iree_kernels.program import Program, ProgramExecutable, linking_object
 from iree_kernels.targets import TARGETS
 
 EXPORT = ("    hal.executable.export public @{name}_elementwise_4_f32 ordinal(0) "
@@ -41,27 +42,33 @@ def program(*executables: str) -> str:
             "  util.func public @main() {\n    util.return\n  }\n}\n")
 
 
-def test_splits_a_program_into_its_executables():
-    text = program(executable("main_dispatch_1"), executable("main_dispatch_10"))
-    found = split_program(text)
-    assert [e.name for e in found] == ["main_dispatch_1", "main_dispatch_10"]
-    assert found[0].visibility == "private" and found[0].indent == "  "
-    assert found[0].text == executable("main_dispatch_1")
-    assert text[found[1].start:found[1].end].startswith("  hal.executable private @main_dispatch_10")
+def split_program(text: str) -> list[ProgramExecutable]:
+    with Program(text) as parsed:
+        return parsed.executables()
+
+
+def assemble(text: str, plan) -> str:
+    with Program(text) as parsed:
+        codegen_cache.assemble(parsed, plan)
+        return parsed.text() + "\n"
+
+
+def plan(text: str, *args, **kwargs):
+    return codegen_cache.plan(split_program(text), *args, **kwargs)
 
 
 def test_normalizing_replaces_the_own_name_only_as_a_whole_symbol():
     text = executable("main_dispatch_1").replace("1.0 : f32", "1.0 : f32 // main_dispatch_10 xmain_dispatch_1")
-    normalized = ExecutableSource("main_dispatch_1", "private", text, 0, len(text)).normalized()
-    assert normalized.startswith(f"hal.executable public @{codegen_cache.PLACEHOLDER} {{")
-    assert f"@{codegen_cache.PLACEHOLDER}_elementwise_4_f32" in normalized
-    assert "main_dispatch_10 xmain_dispatch_1" in normalized
+    source = normalized(ProgramExecutable("main_dispatch_1", "private", text))
+    assert source.startswith(f"hal.executable public @{codegen_cache.PLACEHOLDER} {{")
+    assert f"@{codegen_cache.PLACEHOLDER}_elementwise_4_f32" in source
+    assert "main_dispatch_10 xmain_dispatch_1" in source
 
 
 def test_renumbered_executables_share_a_key_changed_ones_do_not():
     def key(name, value="1.0", flags=("--x",), version="3.13"):
         e = split_program(program(executable(name, value)))[0]
-        return entry_key(e.normalized(), version, list(flags))
+        return entry_key(normalized(e), version, list(flags))
     assert key("main_dispatch_3") == key("main_dispatch_5")
     assert key("main_dispatch_3") != key("main_dispatch_3", value="2.0")
     assert key("main_dispatch_3") != key("main_dispatch_3", flags=("--y",))
@@ -75,12 +82,18 @@ def test_renumbered_executables_share_a_key_changed_ones_do_not():
     (lambda t: t.replace("1.0 : f32", "dense_resource<blob> : tensor<4xf32>"), "resources"),
 ])
 def test_executables_that_stay_with_the_modules_compile(edit, reason):
-    found = split_program(program(edit(executable("main_dispatch_0"))))
-    assert reason in found[0].not_cacheable()
+    text = edit(executable("main_dispatch_0"))
+    name = "main-dispatch" if reason == "quoting" else "main_dispatch_0"
+    assert reason in not_cacheable(ProgramExecutable(name, "private", text))
+
+
+def without_code(text: str, name: str) -> str:
+    with Program(text) as translated:
+        return translated.without_code(name)
 
 
 def test_the_code_is_cut_and_the_export_kept_whole():
-    stripped = codegen_cache.without_code(program(executable("cached_x")), "cached_x")
+    stripped = without_code(program(executable("cached_x")), "cached_x")
     assert "builtin.module" not in stripped and "func.func" not in stripped
     assert EXPORT.format(name="cached_x") in stripped + "\n"
 
@@ -90,46 +103,48 @@ def test_a_stand_in_links_its_binary_and_keeps_the_export(tmp_path):
     entry = codegen_cache.Entry(tmp_path, key, ".ptx")
     name = codegen_cache.compiled_name(key)
     entry.binary.write_text(f".visible .entry {name}_elementwise_4_f32(\n .param .u64 {name}_elementwise_4_f32_param_0\n")
-    entry.translated.write_text(codegen_cache.without_code(program(executable(name)), name))
+    entry.translated.write_text(without_code(program(executable(name)), name))
     target = split_program(program(executable("main$async_dispatch_2")))[0]
-    text = codegen_cache.stand_in(entry, target)
+    text, linked = codegen_cache.stand_in(entry, target)
+    text = linking_object(text, linked)
     assert text.startswith("hal.executable private @main$async_dispatch_2 {\n")
     ptx = (".visible .entry main_async_dispatch_2_elementwise_4_f32(\n"
            " .param .u64 main_async_dispatch_2_elementwise_4_f32_param_0\n").encode()
     assert ('hal.executable.variant public @cuda_nvptx_fb target(<"cuda", "cuda-nvptx-fb">) '
-            f'objects([#hal.executable.object<{{data = dense<"0x{ptx.hex().upper()}"> : '
-            f'vector<{len(ptx)}xi8>}}>]) {{') in text
+            f'objects([#hal.executable.object<{{path = "{key}.ptx", data = '
+            f'dense<"0x{ptx.hex().upper()}"> : vector<{len(ptx)}xi8>}}>]) {{') in text
     assert EXPORT.format(name="main$async_dispatch_2") in text + "\n"
 
 
 def test_assembling_replaces_planned_executables_only(tmp_path):
     text = program(executable("main_dispatch_0"), executable("main_dispatch_1", "2.0"))
-    plan = codegen_cache.plan(text, "llvm-cpu", tmp_path, "v", [], substituted={"main_dispatch_1"})
-    assert list(plan.entries) == ["main_dispatch_0"] and len(plan.misses) == 1
-    entry, source = plan.misses[0]
+    planned = plan(text, "llvm-cpu", tmp_path, "v", [], substituted={"main_dispatch_1"})
+    assert list(planned.entries) == ["main_dispatch_0"] and len(planned.misses) == 1
+    entry, source = planned.misses[0]
     name = codegen_cache.compiled_name(entry.key)
     assert f"@{name} {{" in source and f"@{name}_elementwise_4_f32" in source
     entry.translated.write_text(executable(name).replace("private", "public", 1)
-                                .replace("%cst", "%translated"))
+                                .replace("1.0 : f32", "3.0 : f32"))
     entry.record_digests()
-    assembled = codegen_cache.assemble(text, plan)
-    assert assembled.count("%translated") == 1 and "2.0 : f32" in assembled
+    assembled = assemble(text, planned)
+    assert assembled.count("3.000000e+00 : f32") == 1 and "2.000000e+00 : f32" in assembled
+    assert "1.000000e+00 : f32" not in assembled
     assert [e.name for e in split_program(assembled)] == ["main_dispatch_0", "main_dispatch_1"]
-    assert codegen_cache.plan(text, "llvm-cpu", tmp_path, "v", []).hits == 1
+    assert plan(text, "llvm-cpu", tmp_path, "v", []).hits == 1
 
 
 def test_a_read_only_shared_cache_is_looked_up_and_misses_go_to_the_own_folder(tmp_path):
     text = program(executable("main_dispatch_0"), executable("main_dispatch_1", "2.0"))
     shared, own = tmp_path / "shared", tmp_path / "own"
-    filled = codegen_cache.plan(text, "llvm-cpu", shared, "v", [], substituted={"main_dispatch_1"})
+    filled = plan(text, "llvm-cpu", shared, "v", [], substituted={"main_dispatch_1"})
     entry, _ = filled.misses[0]
     shared.mkdir()
     entry.translated.write_text(executable(codegen_cache.compiled_name(entry.key)))
     entry.record_digests()
-    plan = codegen_cache.plan(text, "llvm-cpu", own, "v", [], shared=shared)
-    assert plan.entries["main_dispatch_0"].folder == shared
-    assert [e.folder for e, _ in plan.misses] == [own]
-    assert plan.hits == 1
+    planned = plan(text, "llvm-cpu", own, "v", [], shared=shared)
+    assert planned.entries["main_dispatch_0"].folder == shared
+    assert [e.folder for e, _ in planned.misses] == [own]
+    assert planned.hits == 1
 
 
 @pytest.mark.skipif(not toolchains.iree_compile(), reason="needs iree-compile")
@@ -140,25 +155,25 @@ def test_compiled_entries_stand_in_under_any_name(tmp_path):
     argv = [toolchains.iree_compile(), str(REPO / "models/mlp.mlir"), f"@{flags}",
             "--compile-to=executable-sources", "--mlir-print-local-scope", "-o", "-"]
     text = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
-    plan = codegen_cache.plan(text, "vulkan", tmp_path / "cache", "v", [])
-    assert len(plan.misses) == 2
+    planned = plan(text, "vulkan", tmp_path / "cache", "v", [])
+    assert len(planned.misses) == 2
     codegen_cache.compile_entries(codegen_cache.Compiler(toolchains.iree_compile(), (str(flags),)),
-                                  plan.misses, jobs=2)
-    assembled = codegen_cache.assemble(text, plan)
-    data = re.findall(r'objects\(\[#hal\.executable\.object<\{data = dense<"0x([0-9A-F]+)">', assembled)
-    assert len(data) == 2
-    module = spirv.read_spirv(bytes.fromhex(data[1]), "spv")
+                                  planned.misses, jobs=2)
+    assembled = assemble(text, planned)
+    data = codegen_cache.embedded_binaries(assembled)
+    assert list(data) == ["main_dispatch_0", "main_dispatch_1"]
+    module = spirv.read_spirv(data["main_dispatch_1"], "spv")
     assert module.entry_points == ("main_dispatch_1_reduction_4x16_f32",)
-    assert codegen_cache.plan(text, "vulkan", tmp_path / "cache", "v", []).misses == []
+    assert plan(text, "vulkan", tmp_path / "cache", "v", []).misses == []
 
 
 def test_a_refused_entry_leaves_its_executable_to_the_modules_compile(tmp_path):
     text = program(executable("main_dispatch_0"))
-    key = next(iter(codegen_cache.plan(text, "vulkan", tmp_path, "v", []).entries.values())).key
+    key = next(iter(plan(text, "vulkan", tmp_path, "v", []).entries.values())).key
     (tmp_path / f"{key}.refused").write_text("an external Vulkan variant loses its subgroup_size\n")
-    plan = codegen_cache.plan(text, "vulkan", tmp_path, "v", [])
-    assert plan.entries == {} and plan.misses == []
-    assert codegen_cache.assemble(text, plan) == text
+    planned = plan(text, "vulkan", tmp_path, "v", [])
+    assert planned.entries == {} and planned.misses == []
+    assert assemble(text, planned) == assemble(text, codegen_cache.Plan([], {}, []))
 
 
 @pytest.mark.parametrize("suffix, refused", [(".spv", True), (".ptx", False)])
@@ -168,17 +183,18 @@ def test_only_vulkan_refuses_an_export_with_a_subgroup_size(tmp_path, suffix, re
     entry = codegen_cache.Entry(tmp_path, key, suffix)
     binary = tmp_path / f"module_{name}_variant{suffix}"
     binary.write_bytes(b"binary")
-    codegen_cache._store(entry, "source", program(executable(name)), [binary])
+    with Program(program(executable(name))) as translated:
+        codegen_cache._store(entry, "source", translated, [binary])
     assert entry.refused.is_file() == refused and entry.exists() != refused
 
 
 def test_taking_an_entry_touches_it(tmp_path):
     text = program(executable("main_dispatch_0"))
-    entry, _ = codegen_cache.plan(text, "llvm-cpu", tmp_path, "v", []).misses[0]
+    entry, _ = plan(text, "llvm-cpu", tmp_path, "v", []).misses[0]
     entry.translated.write_text(executable(codegen_cache.compiled_name(entry.key)))
     entry.record_digests()
     os.utime(entry.translated, (1_000_000, 1_000_000))
-    codegen_cache.assemble(text, codegen_cache.plan(text, "llvm-cpu", tmp_path, "v", []))
+    assemble(text, plan(text, "llvm-cpu", tmp_path, "v", []))
     assert entry.translated.stat().st_mtime > 1_000_000
 
 
@@ -186,15 +202,15 @@ def test_a_changed_entry_is_compiled_again_and_said(tmp_path):
     text = program(executable("main_dispatch_0"))
     shared, own = tmp_path / "shared", tmp_path / "own"
     for folder in (shared, own):
-        entry, _ = codegen_cache.plan(text, "llvm-cpu", folder, "v", []).misses[0]
+        entry, _ = plan(text, "llvm-cpu", folder, "v", []).misses[0]
         folder.mkdir()
         entry.translated.write_text(executable(codegen_cache.compiled_name(entry.key)))
         entry.record_digests()
         entry.translated.write_text("hal.executable private @truncated {")
-    plan = codegen_cache.plan(text, "llvm-cpu", own, "v", [], shared=shared)
-    assert [e.folder for e, _ in plan.misses] == [own] and plan.hits == 0
-    assert [d.split(" is not used: ")[0] for d in plan.damaged] == \
+    planned = plan(text, "llvm-cpu", own, "v", [], shared=shared)
+    assert [e.folder for e, _ in planned.misses] == [own] and planned.hits == 0
+    assert [d.split(" is not used: ")[0] for d in planned.damaged] == \
         [str(own / f"{entry.key}.sha256"), str(shared / f"{entry.key}.sha256")]
-    assert "entry removed" in plan.damaged[0] and "kept (read-only cache)" in plan.damaged[1]
+    assert "entry removed" in planned.damaged[0] and "kept (read-only cache)" in planned.damaged[1]
     assert not (own / f"{entry.key}.executable.mlir").exists()
     assert (shared / f"{entry.key}.executable.mlir").exists()

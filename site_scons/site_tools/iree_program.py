@@ -1,27 +1,33 @@
-"""SCons tool: build modules through the per-executable codegen cache (iree_kernels.codegen_cache).
+"""SCons tool: the program a module is compiled from, made from one run of IREE's front end.
 
 Method:
-  env.IreeCodegenCachedModule(module, model, target, folder, options, substitutions, subs)
-      declares ``module`` built through the cache and returns it; returns None
-      where EXECUTABLE_CACHE leaves the cache off for ``target``.
+  env.IreeModuleFromProgram(module, program, target, options, substitutions, subs, replacements)
+      declares ``module`` compiled from ``program`` (the model at IREE's
+      executable-sources phase, ``IreeExecutableSources``) and returns it.
 
-Per module, in ``<folder>/codegen/``:
-  sources.mlir         the program at the executable-sources phase, with the
-                       manifest's source and wrapped substitutions applied
-                       (``$IREE_PROGRAMCOM``)
-  module/<model>.mlir  sources.mlir with each cached executable replaced by its
-                       stand-in, which embeds its binary; misses are compiled
-                       into the cache first (SPLICE, CODEGEN lines)
+Per module, beside ``program``:
+  module/<model>.mlir  the program with the manifest's source and wrapped
+                       substitutions put in place of their executables, as
+                       ``--iree-hal-substitute-executable-source`` would, and,
+                       where EXECUTABLE_CACHE turns the per-executable codegen
+                       cache on for the target, each other executable replaced
+                       by its stand-in from the cache, which embeds its binary;
+                       misses are compiled into the cache first (CODEGEN lines).
+                       Named like the model: iree-compile names what it links
+                       after its input file.
   the module           ``$IREE_COMPILECOM`` from module/<model>.mlir with
                        ``--compile-from=executable-sources``, the options and the
                        substitution flag files: object substitutions apply there.
-                       Executables the manifest substitutes never come from the cache.
+
+IREE's front end (everything up to the executable-sources phase, often more
+than half of a compile) so runs once per model content, target and options:
+editing a kernel of any kind, or the manifest, never runs it again.
 
 Why the cache entries are files and not SCons nodes: which executables a model
 has is known only once its program is dumped, during the build; and compiling
 one executable per iree-compile run costs about three times its share of a
 batch (every run sets up its backend again; on CUDA it links libdevice again),
-which made cold builds slower than a plain compile. So one SPLICE action per
+which made cold builds slower than a plain compile. So one ASSEMBLE action per
 module compiles all its misses, split into up to ``-j`` batches that share ``-j``
 slots with every other module's. Entries are content-addressed and written
 whole, so checkouts may share ``CODEGEN_CACHE_DIR``. Where CACHE_DIR is set
@@ -42,17 +48,17 @@ from pathlib import Path
 import SCons.Action
 import SCons.Builder
 import SCons.Script
+import SCons.Util
 
 import iree_kernels
 from iree_kernels import codegen_cache, toolchains
 from iree_kernels.errors import UserError
-from iree_kernels_scons import (fail, reporting_user_errors, shared_cache, whole_file_command,
-                                write_atomically)
+from iree_kernels.program import Program
+from iree_kernels_scons import fail, reporting_user_errors, shared_cache, write_atomically
 
 OWN_FOLDER = "$BUILD_DIR/codegen-cache"
 DEFAULT_TARGETS: tuple[str, ...] = ("cuda",)     # where the cache is on unless EXECUTABLE_CACHE says
-SHORT_COMSTRS = {"IREE_PROGRAMCOMSTR": "DUMP     $TARGET",
-                 "IREE_SPLICECOMSTR": "SPLICE   $TARGET",
+SHORT_COMSTRS = {"IREE_ASSEMBLECOMSTR": "ASSEMBLE  $TARGET",
                  "IREE_CODEGENCOMSTR": "CODEGEN  $TARGET"}
 _slots: threading.BoundedSemaphore | None = None
 
@@ -74,37 +80,38 @@ def cached_targets(setting: str) -> tuple[str, ...]:
     return targets
 
 
-def declare_cached_module(env, module, model: str, target: str, folder, options, substitutions,
-                          subs) -> list | None:
+def declare_module_from_program(env, module, program, target: str, options, substitutions,
+                                subs, replacements: dict) -> list:
+    """``replacements``: executable name -> the node of the MLIR file that replaces it."""
     try:
-        enabled = cached_targets(env["EXECUTABLE_CACHE"])
+        cached = target in cached_targets(env["EXECUTABLE_CACHE"])
     except UserError as e:
         fail(str(e))
-    if target not in enabled:
-        return None
     short = {} if env["VERBOSE"] else SHORT_COMSTRS
-    here = folder.Dir("codegen")
-    program = env.IreeProgramSources(here.File("sources.mlir"), [model, options, substitutions],
-                                     **short)
-    own, shared = cache_folders(env)
-    cache = env.Dir(own).Dir(target)
-    # Where the cache is changes nothing built: the folders are not part of the spec.
-    where = {"IREE_CODEGEN_FOLDER": cache.get_path(),
-             "IREE_CODEGEN_SHARED": shared and env.Dir(shared).Dir(target).get_path()}
-    spec = {"target": target,
-            "compiler": toolchains.version(env.subst("$IREE_COMPILE")),
-            "flags": [str(a) for line in env.subst_list("$IREE_CACHED_COMPILEFLAGS") for a in line],
-            "substituted": sorted({s.executable for s in subs}),
+    model = Path(str(module)).stem
+    spec = {"target": target, "cache": cached,
+            "replacements": {name: node.get_path() for name, node in replacements.items()},
+            "objects": sorted({s.executable for s in subs if s.mode == "object"}),
             "library": iree_kernels.fingerprint()}
-    # Named like the model: iree-compile names what it links after the input file.
-    assembled = env.IreeAssembledProgram(here.Dir("module").File(f"{Path(model).stem}.mlir"),
-                                         [program, options, env.Value(json.dumps(spec))],
-                                         **where, **short)
-    if cache.is_under(env.Dir(f"#{env['BUILD_DIR']}")):
+    where = {}
+    if cached:
+        own, shared = cache_folders(env)
+        cache = env.Dir(own).Dir(target)
+        # Where the cache is changes nothing built: the folders are not part of the spec.
+        where = {"IREE_CODEGEN_FOLDER": cache.get_path(),
+                 "IREE_CODEGEN_SHARED": shared and env.Dir(shared).Dir(target).get_path()}
+        spec.update(compiler=toolchains.version(env.subst("$IREE_COMPILE")),
+                    flags=[str(a) for line in env.subst_list("$IREE_CACHED_COMPILEFLAGS")
+                           for a in line])
+    assembled = env.IreeAssembledProgram(
+        program[0].dir.Dir("module").File(f"{model}.mlir"),
+        [program, options, env.Value(json.dumps(spec, sort_keys=True)),
+         *(replacements[name] for name in sorted(replacements))], **where, **short)
+    env.Depends(assembled, substitutions)      # substitutions are checked before they are applied
+    if cached and cache.is_under(env.Dir(f"#{env['BUILD_DIR']}")):
         env.Clean(assembled, cache)
     return env.IreeModule(module, [assembled, options, substitutions],
-                          IREE_COMPILEFLAGS=["--compile-from=executable-sources",
-                                             "$IREE_CACHED_COMPILEFLAGS"])
+                          IREE_COMPILEFLAGS=["--compile-from=executable-sources"])
 
 
 def cache_folders(env) -> tuple[str, str | None]:
@@ -121,14 +128,23 @@ def cache_folders(env) -> tuple[str, str | None]:
 @reporting_user_errors
 def assemble_program(target, source, env):
     program, options, spec = source[0], source[1], json.loads(source[2].read())
-    text = program.get_text_contents()
+    with Program(program.get_text_contents(), str(program)) as assembled:
+        for name, path in sorted(spec["replacements"].items()):
+            assembled.replace(name, Path(path).read_text(encoding="utf-8"), path)
+        if spec["cache"]:
+            _stand_in_cached_executables(target[0], assembled, options, spec, env)
+        write_atomically(target[0].abspath, assembled.text() + "\n")
+
+
+def _stand_in_cached_executables(target, assembled: Program, options, spec: dict, env) -> None:
+    jobs = _jobs()
     compiler = codegen_cache.Compiler(env.subst("$IREE_COMPILE"), (options.get_path(),),
                                       tuple(spec["flags"]), print if env["VERBOSE"] else None)
     shared = env["IREE_CODEGEN_SHARED"]
-    plan = codegen_cache.plan(text, spec["target"], Path(env["IREE_CODEGEN_FOLDER"]),
-                              spec["compiler"],
+    plan = codegen_cache.plan(assembled.executables(), spec["target"],
+                              Path(env["IREE_CODEGEN_FOLDER"]), spec["compiler"],
                               options.get_text_contents().splitlines() + spec["flags"],
-                              spec["substituted"], shared and Path(shared))
+                              spec["objects"], shared and Path(shared))
     for damage in plan.damaged:
         sys.stderr.write(f"scons: warning: codegen cache entry {damage}\n")
     names = {entry.key: name for name, entry in plan.entries.items()}
@@ -136,9 +152,10 @@ def assemble_program(target, source, env):
         shown = entry.binary if entry.binary_suffix else entry.translated
         print(env.subst("$IREE_CODEGENCOMSTR", raw=1, target=[env.File(str(shown))])
               + f" ({names[entry.key]})")
-    codegen_cache.compile_entries(compiler, plan.misses, _jobs(), _compile_slots())
-    write_atomically(target[0].abspath, codegen_cache.assemble(text, plan))
-    print(f"codegen cache: {target[0]}: {plan.hits} cached, {len(plan.misses)} compiled, "
+    codegen_cache.compile_entries(compiler, plan.misses, jobs, _compile_slots(),
+                                  cores=os.cpu_count() or 1)
+    codegen_cache.assemble(assembled, plan)
+    print(f"codegen cache: {target}: {plan.hits} cached, {len(plan.misses)} compiled, "
           f"{len(plan.executables) - len(plan.entries)} left to the module's compile")
 
 
@@ -166,22 +183,14 @@ def generate(env):
          f"CACHE_READONLY, compiling into {OWN_FOLDER}), else {OWN_FOLDER}", ""),
     ])
     env.SetDefault(
-        # SCons's -j runs these compiles side by side; threads within each cost more than they gain.
-        IREE_CACHED_COMPILEFLAGS=SCons.Util.CLVar("--mlir-disable-threading"),
-        IREE_PROGRAMCOM="$( $IREE_COMPILE $) ${SOURCES[0]} $_IREE_FLAGFILES "
-                        "--compile-to=executable-sources --mlir-print-local-scope "
-                        "$IREE_CACHED_COMPILEFLAGS -o $TARGET",
-        IREE_PROGRAMCOMSTR="Dumping the program at the executable-sources phase to $TARGET",
-        IREE_SPLICECOMSTR="Splicing cached executables into $TARGET",
+        # Flags of every iree-compile run compiling misses; part of every entry's key.
+        IREE_CACHED_COMPILEFLAGS=SCons.Util.CLVar(""),
+        IREE_ASSEMBLECOMSTR="Assembling the program $TARGET is compiled from",
         IREE_CODEGENCOMSTR="Compiling into the codegen cache: $TARGET",
     )
-    # The dump applies source substitutions only: a rebuilt object kernel does not dump again.
-    env["BUILDERS"]["IreeProgramSources"] = SCons.Builder.Builder(
-        action=whole_file_command("IREE_PROGRAMCOM", "$IREE_PROGRAMCOMSTR"), suffix=".mlir",
-        source_scanner=env["IREE_SOURCE_SUBSTITUTION_SCANNER"])
     env["BUILDERS"]["IreeAssembledProgram"] = SCons.Builder.Builder(
-        action=SCons.Action.Action(assemble_program, "$IREE_SPLICECOMSTR"), suffix=".mlir")
-    env.AddMethod(declare_cached_module, "IreeCodegenCachedModule")
+        action=SCons.Action.Action(assemble_program, "$IREE_ASSEMBLECOMSTR"), suffix=".mlir")
+    env.AddMethod(declare_module_from_program, "IreeModuleFromProgram")
 
 
 def exists(env):

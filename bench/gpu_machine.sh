@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Runs a command on the GPU machine (16 cores, no registry access) with what this repo's build
+# needs, carried from here in .perf/ (ignored by git; how to fill it below):
+#   bash bench/gpu_machine.sh python3 bench/real_models.py --models layers --targets cuda
+# iree-compile and its Python package, scons, glslangValidator and spirv-val (Debian .debs,
+# unpacked aside, not into /), iree-run-module and iree-benchmark-module, imported ONNX models.
+#
+# Filling .perf/ here (see ../shared/notes/iree-compile-on-the-gpu-machine.md; the carry limit
+# is 64 MiB, so everything is zstd-compressed):
+#   pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+#     --platform manylinux_2_28_x86_64 -d /tmp/w iree-base-compiler==3.13.0 scons==4.11.1
+#   unzip the compiler wheel into /tmp/w/c; zstd --ultra -22 --long=30 its
+#   iree/compiler/_mlir_libs/libIREECompiler.so into .perf/libIREECompiler.so.zst; tar+zstd the
+#   rest of it into .perf/compiler-rest.tar.zst and the scons wheel's SCons/ into
+#   .perf/scons.tar.zst; tar+zstd into .perf/tools.tar.zst a folder holding bin/ (glslangValidator
+#   and spirv-val from Debian's glslang-tools and spirv-tools, statically linked; iree-run-module
+#   and iree-benchmark-module from .venv/lib/python3.11/site-packages/iree/_runtime_libs/) and
+#   models/ (ONNX models imported with iree-import-onnx); copy /usr/bin/zstd to .perf/.
+set -euo pipefail
+carried=$PWD/.perf
+mkdir -p /tmp/site /tmp/bin /tmp/tools
+cp "$carried/zstd" /tmp/bin/
+export PATH=/tmp/bin:$PATH
+zstd -dc "$carried/tools.tar.zst" | tar x -C /tmp/tools
+zstd -dc "$carried/scons.tar.zst" | tar x -C /tmp/site
+if [[ -f $carried/libIREECompiler.so.zst ]]; then
+  zstd -dc "$carried/compiler-rest.tar.zst" | tar x -C /tmp/site
+  zstd -d -q -f --long=30 "$carried/libIREECompiler.so.zst" \
+    -o /tmp/site/iree/compiler/_mlir_libs/libIREECompiler.so
+fi
+site=$(python3 -c 'import jinja2, os; print(os.path.dirname(os.path.dirname(jinja2.__file__)))')
+python3 -m venv /tmp/venv
+echo "$site" > "$(echo /tmp/venv/lib/python3*/site-packages)/image.pth"
+printf '#!/tmp/venv/bin/python\nimport SCons.Script\nSCons.Script.main()\n' > /tmp/venv/bin/scons
+chmod +x /tmp/venv/bin/scons
+export PYTHONPATH=/tmp/site:$PWD/site_scons IREE_KERNELS_BENCH_MODELS=/tmp/tools/models
+export PATH=/tmp/venv/bin:/tmp/tools/bin:$PATH
+exec "$@"

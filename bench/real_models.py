@@ -1,0 +1,274 @@
+"""Wall time of this repo's builds of real networks, against a plain iree-compile of the same model.
+
+    ./setup.sh python bench/real_models.py [--models densenet121,resnet50,layers]
+        [--targets vulkan,llvm-cpu,cuda] [--cache on,off] [--repeat N] [-j N]
+
+Models: ``densenet121`` and ``resnet50`` are the onnx package's backend test
+models (``onnx/backend/test/data/light/light_*.onnx``, real graphs, splat
+weights), imported with ``iree-import-onnx --opset-version 17``; ``layers`` is
+the synthetic 41-executable model (models/generate_layers.py). IREE 3.13's CUDA
+codegen fails on convolutions of both ONNX nets, so CUDA is measured on
+``layers`` only.
+
+Per model, target and cache setting (EXECUTABLE_CACHE=<target> or 0), in a
+temporary repo holding the model, two scaffolded kernels (one in the target's
+language, substituted as an object or wrapped, and one dumped executable
+substituted as MLIR source) and their manifest entries, each row is one whole
+``scons -jN`` run (start-up included), the median of --repeat:
+  plain       iree-compile of the model with the build's options.flags
+  clean       empty build folder and caches
+  kernel      one line of the object/wrapped kernel changed
+  source      one line of the MLIR source kernel changed
+  one op      one ReLU of the model made a sigmoid (layers: one layer's activation)
+  fresh       another checkout of the same files, sharing the codegen cache
+              folder (CODEGEN_CACHE_DIR; cache on only)
+  fresh+scons another checkout sharing CACHE_DIR (SCons's cache: modules too)
+  no-op       scons again
+The ratio is to plain (for 'one op': to a plain compile of the edited model).
+Where the kernel language's compiler is missing (clang, glslang, nvcc), the
+kernel row is left out. $IREE_KERNELS_BENCH_MODELS may name a folder of
+models imported elsewhere (<name>.mlir), for machines without the onnx package.
+After every row, ``scons --question`` must say up to date. The phases of a
+plain compile (front end; codegen; host and serialization) are printed too.
+Goals (issue 14): clean <= 1.0, kernel and source <= 0.15, one op <= 0.65,
+fresh <= 0.6, no-op <= 0.3 s.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+SCONS = BIN / "scons"
+sys.path.insert(0, str(REPO / "models"))
+sys.path.insert(0, str(REPO / "site_scons"))
+import generate_layers  # noqa: E402
+from iree_kernels import toolchains  # noqa: E402
+from iree_kernels.program import Program  # noqa: E402
+
+LANGUAGE = {"vulkan": "glsl", "cuda": "cuda", "llvm-cpu": "c"}
+COMPILER = {"glsl": toolchains.on_path("glslangValidator") and toolchains.on_path("spirv-val"),
+            "cuda": toolchains.nvcc(), "c": toolchains.on_path("clang")}
+ROWS = ("plain", "clean", "kernel", "source", "one op", "fresh", "fresh+scons", "no-op")
+PHASES = ("front end", "codegen", "host")
+# One changed line per kernel language; each edit puts a new number in it.
+EDITS = {
+    ".glsl": ("// TODO: compute output i from the inputs.", "if (i == {n}u) {{ return; }}"),
+    ".cu": ("// TODO: compute output i from the inputs.", "if (i == {n}u) {{ continue; }}"),
+    ".c": ("// TODO: compute this workgroup's share of the outputs from the inputs.",
+           "{{ volatile int edit = {n}; (void)edit; }}"),
+}
+TIMEOUT = 1800
+
+
+def run(argv, cwd: Path, env: dict | None = None, check: bool = True) -> tuple[float, str, int]:
+    start = time.perf_counter()
+    result = subprocess.run([str(a) for a in argv], cwd=cwd, capture_output=True, text=True,
+                            env={**os.environ, **(env or {})}, timeout=TIMEOUT)
+    elapsed = time.perf_counter() - start
+    if check and result.returncode != 0:
+        raise SystemExit(f"{' '.join(map(str, argv))} failed in {cwd}:\n"
+                         f"{result.stdout[-3000:]}{result.stderr[-3000:]}")
+    return elapsed, result.stdout + result.stderr, result.returncode
+
+
+def model_text(name: str, work: Path) -> str:
+    if name == "layers":
+        return generate_layers.model_mlir(generate_layers.layers())
+    imported = work / f"{name}.mlir"
+    carried = os.environ.get("IREE_KERNELS_BENCH_MODELS")      # imported elsewhere
+    if carried and (Path(carried) / f"{name}.mlir").exists():
+        return (Path(carried) / f"{name}.mlir").read_text()
+    if not imported.exists():
+        import onnx
+        source = Path(onnx.__file__).parent / f"backend/test/data/light/light_{name}.onnx"
+        run([BIN / "iree-import-onnx", source, "--opset-version", "17", "-o", imported], work)
+    return imported.read_text()
+
+
+def one_op_changed(name: str, text: str) -> str:
+    """The model with one operation changed: the middle ReLU a sigmoid (layers: layer 7 leaky)."""
+    if name == "layers":
+        return generate_layers.model_mlir(generate_layers.layers(change=7))
+    relus = [m.start() for m in re.finditer(r'"onnx\.Relu"', text)]
+    at = relus[len(relus) // 2]
+    return text[:at] + '"onnx.Sigmoid"' + text[at + len('"onnx.Relu"'):]
+
+
+class Repo:
+    def __init__(self, root: Path, model: str, target: str, cache: bool, jobs: int,
+                 shared: Path) -> None:
+        self.root, self.model, self.target, self.jobs = root, model, target, jobs
+        self.variables = [f"IREE_TARGETS={target}",
+                          f"EXECUTABLE_CACHE={target if cache else 0}"]
+        self.shared = {"CACHE_DIR": str(shared)}
+        self.edits = 0
+
+    def create(self, text: str) -> None:
+        (self.root / "kernels").mkdir(parents=True)
+        (self.root / "models").mkdir()
+        shutil.copy(REPO / "SConstruct", self.root)
+        (self.root / f"models/{self.model}.mlir").write_text(text)
+        (self.root / "kernels/bench.toml").write_text(
+            f'[models.{self.model}]\nsource = "models/{self.model}.mlir"\n'
+            f'targets = ["{self.target}"]\n')
+
+    def copy_to(self, root: Path) -> "Repo":
+        twin = Repo.__new__(Repo)
+        twin.__dict__.update(self.__dict__, root=root)
+        shutil.copytree(self.root, root, ignore=shutil.ignore_patterns(
+            "build", ".sconsign.dblite"))
+        return twin
+
+    def scons(self, *args: str, shared: dict | None = None, check: bool = True):
+        """scons with the build variables; ``shared``: the cache variables, if not self.shared."""
+        variables = {**self.shared, **(shared or {})}
+        return run([SCONS, f"--site-dir={REPO / 'site_scons'}", "-Q", f"-j{self.jobs}",
+                    *self.variables, *(f"{k}={v}" for k, v in variables.items()), *args],
+                   self.root, {"IREE_KERNELS_CACHE_DIR": ""}, check)
+
+    def timed(self, shared: dict | None = None) -> float:
+        elapsed, _, _ = self.scons(shared=shared)
+        _, out, status = self.scons("--question", shared=shared, check=False)
+        if status != 0:
+            raise SystemExit(f"scons --question says not up to date after a build:\n{out}")
+        return elapsed
+
+    def executables(self) -> list[str]:
+        program = f"build/{self.target}/{self.model}/executables.mlir"
+        self.scons(program, shared={"CACHE_DIR": ""})
+        with Program((self.root / program).read_text()) as parsed:
+            return parsed.names()
+
+    def scaffold(self) -> tuple[Path | None, Path]:
+        """A kernel in the target's language (None: no compiler of it here) and an MLIR source kernel."""
+        names = self.executables()
+        made = []
+        language = LANGUAGE[self.target]
+        for language, name in ((language, names[len(names) // 2]),
+                               ("mlir", names[len(names) // 3]))[0 if COMPILER[language] else 1:]:
+            before = set(self.root.glob("kernels/**/*.*"))
+            self.scons("scaffold", f"SCAFFOLD={self.model}/{self.target}/{name}",
+                       f"LANGUAGE={language}", "SCAFFOLD_MANIFEST=kernels/scaffolded.toml",
+                       shared={"CACHE_DIR": ""})
+            made += [p for p in set(self.root.glob("kernels/**/*.*")) - before
+                     if p.suffix != ".toml"]
+        kernel = next((p for p in made if p.suffix != ".mlir"), None)
+        source = next(p for p in made if p.suffix == ".mlir")
+        return kernel, source
+
+    def edit(self, kernel: Path) -> None:
+        """Add one line to ``kernel`` that changes what it compiles to."""
+        self.edits += 1
+        text = kernel.read_text()
+        if kernel.suffix == ".mlir":
+            # A dead constant at the top of the dispatch function: the IR changes, nothing else.
+            text = re.sub(r"(func\.func @\S+\(\) [^\n]*\{\n)",
+                          lambda m: m.group(1) + f"  %edit{self.edits} = arith.constant "
+                          f"{self.edits} : index\n", text, count=1)
+        else:
+            marker, line = EDITS[kernel.suffix]
+            text = text.replace(marker, marker + "\n  " + line.format(n=self.edits))
+        kernel.write_text(text)
+
+    def reset(self) -> None:
+        shutil.rmtree(self.root / "build", ignore_errors=True)
+        (self.root / ".sconsign.dblite").unlink(missing_ok=True)
+
+
+def plain(repo: Repo, text: str, work: Path) -> dict[str, float]:
+    """Seconds of a plain iree-compile of ``text`` and of its phases."""
+    options = repo.root / f"build/{repo.target}/{repo.model}/options.flags"
+    model = work / f"{repo.model}.mlir"
+    model.write_text(text)
+    compiler = toolchains.iree_compile()
+    times = {"plain": run([compiler, model, f"@{options}", "-o", os.devnull], work)[0]}
+    sources, targets = work / "sources.mlir", work / "targets.mlir"
+    times["front end"] = run([compiler, model, f"@{options}", "--compile-to=executable-sources",
+                              "-o", sources], work)[0]
+    times["codegen"] = run([compiler, sources, f"@{options}", "--compile-from=executable-sources",
+                            "--compile-to=executable-targets", "-o", targets], work)[0]
+    times["host"] = run([compiler, targets, f"@{options}", "--compile-from=executable-targets",
+                         "-o", os.devnull], work)[0]
+    return times
+
+
+def measure_once(model: str, target: str, cache: bool, jobs: int, work: Path) -> dict:
+    text = model_text(model, work)
+    with tempfile.TemporaryDirectory(dir=work) as tmp:
+        tmp = Path(tmp)
+        shared = tmp / "shared-cache"
+        repo = Repo(tmp / "repo", model, target, cache, jobs, shared)
+        repo.create(text)
+        kernel, source = repo.scaffold()
+        times = plain(repo, text, tmp)
+        times["plain, one op"] = plain(repo, one_op_changed(model, text), tmp)["plain"]
+        repo.reset()
+        times["clean"] = repo.timed()
+        if kernel:
+            repo.edit(kernel)
+            times["kernel"] = repo.timed()
+        repo.edit(source)
+        times["source"] = repo.timed()
+        (repo.root / f"models/{model}.mlir").write_text(one_op_changed(model, text))
+        times["one op"] = repo.timed()
+        if cache:
+            fresh = repo.copy_to(tmp / "fresh")
+            times["fresh"] = fresh.timed(shared={"CACHE_DIR": "",
+                                                 "CODEGEN_CACHE_DIR": str(shared / "codegen")})
+        times["fresh+scons"] = repo.copy_to(tmp / "fresh-scons").timed()
+        times["no-op"] = repo.timed()
+        return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default="densenet121,resnet50,layers")
+    parser.add_argument("--targets", default="vulkan,llvm-cpu,cuda")
+    parser.add_argument("--cache", default="on,off")
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
+    args = parser.parse_args()
+    configurations = [(m, t, c == "on") for m in args.models.split(",")
+                      for t in args.targets.split(",") for c in args.cache.split(",")
+                      if t != "cuda" or m == "layers"]
+    print(f"{os.cpu_count()} cores, scons -j{args.jobs}, median of {args.repeat}; "
+          "seconds (ratio to plain)")
+    print(f"{'model':<12}{'target':<9}{'cache':<6}" + "".join(f"{r:>14}" for r in ROWS)
+          + "".join(f"{p:>11}" for p in PHASES), flush=True)
+    with tempfile.TemporaryDirectory(prefix="iree-kernels-bench-") as work:
+        for configuration in configurations:
+            runs = collections.defaultdict(list)
+            for _ in range(args.repeat):
+                for row, seconds in measure_once(*configuration, args.jobs, Path(work)).items():
+                    runs[row].append(seconds)
+            print(_row(configuration, {row: statistics.median(v) for row, v in runs.items()}),
+                  flush=True)
+
+
+def _row(configuration, median: dict[str, float]) -> str:
+    model, target, cache = configuration
+    cells = []
+    for row in ROWS:
+        if row not in median:
+            cells.append(f"{'-':>14}")
+            continue
+        base = median["plain, one op" if row == "one op" else "plain"]
+        ratio = "" if row == "plain" else f" ({median[row] / base:.2f})"
+        cells.append(f"{median[row]:.2f}{ratio}".rjust(14))
+    phases = [f"{median[p]:.2f}".rjust(11) for p in PHASES]
+    return (f"{model:<12}{target:<9}{'on' if cache else 'off':<6}" + "".join(cells)
+            + "".join(phases))
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,191 @@
+"""A program at IREE's executable-sources phase, read and edited with the MLIR bindings.
+
+``iree-compile --compile-to=executable-sources`` writes the whole program with
+each ``hal.executable`` still before codegen. The build runs IREE's front end
+once per model and target to get it, then edits it here instead of running the
+front end again: an executable is replaced by the op of the same name from
+other MLIR text, cloned in its place, which is what
+``--iree-hal-substitute-executable-source`` does inside iree-compile. The
+edited program is printed for ``iree-compile --compile-from=executable-sources``.
+
+Not for: reading layouts and exports (``executables``), keying or compiling
+executables (``codegen_cache``).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .errors import UserError
+
+
+@dataclass(frozen=True)
+class ProgramExecutable:
+    """One ``hal.executable`` of a program, printed on its own."""
+    name: str
+    visibility: str           # "private", "public", "nested", or "" where not printed
+    text: str                 # the op as MLIR prints it, attributes inline (local scope)
+
+
+class Program:
+    """A parsed executable-sources program; use as a context manager (it holds an MLIR context)."""
+
+    def __init__(self, text: str, source: str = "<program>") -> None:
+        from iree.compiler import ir
+
+        self._ir = ir
+        self._context = ir.Context()
+        self._context.allow_unregistered_dialects = True
+        self.source = source
+        self._module = _parse(ir, text, self._context, source)
+
+    def __enter__(self) -> "Program":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._module = None
+        self._context = None
+
+    def executables(self) -> list[ProgramExecutable]:
+        """Every top-level ``hal.executable``, in program order."""
+        return [ProgramExecutable(_name(op), _visibility(op), _print(op))
+                for op in self._executable_ops()]
+
+    def module_name(self) -> str:
+        """The program's module name, as IREE prefixes the files it dumps with it."""
+        attributes = self._module.operation.attributes
+        return attributes["sym_name"].value if "sym_name" in attributes else "module"
+
+    def names(self) -> list[str]:
+        return [_name(op) for op in self._executable_ops()]
+
+    def replace(self, name: str, mlir: str, source: str, visibility: str | None = None,
+                linked: "EmbeddedObject | None" = None) -> None:
+        """Put the ``hal.executable @name`` of ``mlir`` (read from ``source``) in place of this one's.
+
+        ``visibility``: what the new op is declared (``""``: nothing); None keeps
+        the replacement's own. ``linked``: an object its one variant links.
+        """
+        original = self._executable(name)
+        replacement = _parse(self._ir, mlir, self._context, source)
+        found = [op for op in _top_level(replacement) if op.name == "hal.executable"
+                 and _name(op) == name]
+        if not found:
+            names = ", ".join(_name(op) for op in _top_level(replacement)
+                              if op.name == "hal.executable") or "none"
+            raise UserError(f"holds no hal.executable @{name} (its executables: {names})",
+                            file=source)
+        if visibility is not None:
+            _set_visibility(self._ir, found[0], visibility, self._context)
+        if linked is not None:
+            _link(self._ir, found[0], linked, self._context, source)
+        found[0].move_before(original)
+        original.erase()
+
+    def executable_text(self, name: str) -> str:
+        return _print(self._executable(name))
+
+    def without_code(self, name: str) -> str:
+        """The ``hal.executable @name`` with its variants' ``builtin.module`` cut out (here too).
+
+        What is left of a translated executable is what codegen decided: the
+        export ops whole (count region, workgroup size, subgroup size, memory).
+        """
+        op = self._executable(name)
+        for variant in _ops_named(op, "hal.executable.variant"):
+            for code in _ops_named(variant, "builtin.module"):
+                code.erase()
+        return _print(op)
+
+    def text(self) -> str:
+        """The program as iree-compile prints it, attributes inline."""
+        return _print(self._module.operation)
+
+    def _executable_ops(self):
+        return [op for op in _top_level(self._module) if op.name == "hal.executable"]
+
+    def _executable(self, name: str):
+        for op in self._executable_ops():
+            if _name(op) == name:
+                return op
+        raise UserError(f"holds no hal.executable @{name}", file=self.source)
+
+
+_DIAGNOSTIC_RE = re.compile(r'error: "-":(\d+):(\d+): (.*)')
+
+
+def _parse(ir, text: str, context, source: str):
+    try:
+        return ir.Module.parse(text, context=context)
+    except ir.MLIRError as e:
+        found = _DIAGNOSTIC_RE.search(str(e))
+        if found:
+            line, column, message = found.groups()
+            raise UserError(f"{source}:{line}:{column}: {message.strip()}") from None
+        detail = "; ".join(line.strip() for line in str(e).strip().splitlines()[:3])
+        raise UserError(f"is not MLIR: {detail}", file=source) from None
+
+
+def _top_level(module):
+    return [op.operation for op in module.body.operations]
+
+
+def _name(op) -> str:
+    return op.attributes["sym_name"].value
+
+
+def _visibility(op) -> str:
+    return op.attributes["sym_visibility"].value if "sym_visibility" in op.attributes else ""
+
+
+def _set_visibility(ir, op, visibility: str, context) -> None:
+    if visibility:
+        op.attributes["sym_visibility"] = ir.StringAttr.get(visibility, context)
+    elif "sym_visibility" in op.attributes:
+        del op.attributes["sym_visibility"]
+
+
+def _print(op) -> str:
+    # assume_verified: printing verifies every op otherwise, ten times the cost of the print.
+    return op.get_asm(assume_verified=True, use_local_scope=True).rstrip("\n")
+
+
+@dataclass(frozen=True)
+class EmbeddedObject:
+    """An object a variant links, its bytes embedded in the program.
+
+    ``name`` is the object's path, which IREE's printer needs beside the data
+    (its own object substitution writes the file's name); the data is what is linked.
+    """
+    name: str
+    data: bytes
+
+    def attribute_text(self) -> str:
+        return (f'[#hal.executable.object<{{path = "{self.name}", data = '
+                f'dense<"0x{self.data.hex().upper()}"> : vector<{len(self.data)}xi8>}}>]')
+
+
+def linking_object(executable: str, linked: EmbeddedObject, source: str = "<executable>") -> str:
+    """``executable`` (one ``hal.executable``, one variant) with its variant linking ``linked``."""
+    with Program(executable, source) as program:
+        ops = program._executable_ops()
+        if len(ops) != 1:
+            raise UserError("expected one hal.executable", file=source)
+        _link(program._ir, ops[0], linked, program._context, source)
+        return _print(ops[0])
+
+
+def _link(ir, executable, linked: EmbeddedObject, context, source: str) -> None:
+    """Make the one variant of ``executable`` link ``linked``: CUDA and Vulkan take exactly one."""
+    variants = _ops_named(executable, "hal.executable.variant")
+    if len(variants) != 1:
+        raise UserError("expected a hal.executable with one variant", file=source)
+    variants[0].attributes["objects"] = ir.Attribute.parse(linked.attribute_text(), context)
+
+
+def _ops_named(op, name: str) -> list:
+    return [inner.operation for region in op.regions for block in region.blocks
+            for inner in block.operations if inner.operation.name == name]

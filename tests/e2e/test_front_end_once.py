@@ -1,0 +1,79 @@
+"""Modules compiled from the executable-sources program equal what iree-compile's own substitution gives.
+
+The build runs IREE's front end once per model and target and applies source
+and wrapped substitutions (and codegen-cache stand-ins) to that program itself.
+For every demo model, each target that runs here, with the cache on and off:
+the module computes, case by case, bit for bit what
+``iree-compile model.mlir @options.flags @substitutions.flags`` computes; on
+llvm-cpu without the cache it is that module byte for byte.
+"""
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+
+from conftest import REPO, case_outputs, reference_module
+from iree_kernels import checks, runtime, toolchains
+from iree_kernels.manifest import load_project
+
+RUN_MODULE = toolchains.iree_tool("iree-run-module")
+DEVICES = {"llvm-cpu": "local-sync", "vulkan": "vulkan"}
+
+
+def runs_here(target):
+    drivers = runtime.available_drivers(RUN_MODULE)
+    return pytest.mark.skipif(runtime.device_driver(DEVICES[target]) not in drivers,
+                              reason=f"no {target} device here")
+
+
+@pytest.mark.parametrize("target", [pytest.param(t, marks=runs_here(t)) for t in DEVICES])
+@pytest.mark.parametrize("cache", ["on", "off"])
+def test_every_demo_module_computes_what_iree_compiles_own_substitution_does(
+        project, target, cache, tmp_path):
+    for folder in ("kernels", "models"):
+        shutil.copytree(REPO / folder, project.root / folder, dirs_exist_ok=True)
+    project.scons(f"IREE_TARGETS={target}", f"EXECUTABLE_CACHE={target if cache == 'on' else 0}",
+                  "-j2")
+    models = load_project(project.root, sorted((project.root / "kernels").glob("**/*.toml")))
+    substituted = []
+    for model in models.models.values():
+        if target not in model.targets or not model.expected:
+            continue
+        built = project.root / f"build/{target}/{model.name}.vmfb"
+        reference = reference_module(project.root, target, model.name, model.source,
+                                     tmp_path / f"reference/{model.name}.vmfb")
+        if target == "llvm-cpu" and cache == "off":
+            assert built.read_bytes() == reference.read_bytes(), model.name
+        for case in checks.load_cases(str(project.root / model.expected), target):
+            out = tmp_path / f"{model.name}.npy"
+            for a, b in zip(case_outputs(RUN_MODULE, reference, case, DEVICES[target], out,
+                                         project.root),
+                            case_outputs(RUN_MODULE, built, case, DEVICES[target], out,
+                                         project.root)):
+                assert a.dtype == b.dtype and np.array_equal(a, b), model.name
+        if models.substitutions_for(model.name, target):
+            substituted.append(model.name)
+    # Source (llvm-cpu mlp), wrapped (saxpy) and object (vulkan) substitutions all compared.
+    expected = {"llvm-cpu": {"mlp", "saxpy"}, "vulkan": {"mlp", "elementwise", "saxpy"}}[target]
+    assert expected <= set(substituted)
+
+
+def test_editing_a_source_kernel_does_not_run_the_front_end_again(project):
+    project.copy(REPO / "models/mlp.mlir", "models/mlp.mlir")
+    project.copy(REPO / "kernels/llvm-cpu/mlp_square_relu.mlir", "kernels/square.mlir")
+    project.write("kernels/mlp.toml", '[models.mlp]\nsource = "models/mlp.mlir"\n'
+                  'targets = ["llvm-cpu"]\n\n[[substitutions]]\nmodel = "mlp"\n'
+                  'target = "llvm-cpu"\nexecutable = "main_dispatch_1"\n'
+                  'file = "kernels/square.mlir"\n')
+    first = project.scons("EXECUTABLE_CACHE=0")
+    assert first.ran("FRONTEND") == ["build/llvm-cpu/mlp/executables.mlir"]
+    kernel = project.root / "kernels/square.mlir"
+    kernel.write_text(kernel.read_text().replace("%sq = arith.mulf %9, %9 : f32",
+                                                 "%sq = arith.addf %9, %9 : f32"))
+    edited = project.scons("EXECUTABLE_CACHE=0")
+    assert edited.ran("FRONTEND") == []
+    assert edited.ran("ASSEMBLE") == ["build/llvm-cpu/mlp/module/mlp.mlir"]
+    assert edited.ran("IREE") == ["build/llvm-cpu/mlp.vmfb"]
+    assert project.scons("EXECUTABLE_CACHE=0", "--question", expect_ok=False).returncode == 0

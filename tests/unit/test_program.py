@@ -1,0 +1,90 @@
+"""The executable-sources program, edited with the MLIR bindings as iree-compile's own substitution does."""
+from __future__ import annotations
+
+import subprocess
+import textwrap
+
+import pytest
+
+from conftest import REPO
+from iree_kernels import toolchains
+from iree_kernels.errors import UserError
+from iree_kernels.program import EmbeddedObject, Program, linking_object
+from iree_kernels.targets import TARGETS
+
+KERNEL = REPO / "kernels/llvm-cpu/mlp_square_relu.mlir"
+needs_iree = pytest.mark.skipif(not toolchains.iree_compile(), reason="needs iree-compile")
+
+
+def front_end(*flags: str) -> str:
+    argv = [toolchains.iree_compile(), str(REPO / "models/mlp.mlir"),
+            *TARGETS["llvm-cpu"].compile_flags, "--compile-to=executable-sources",
+            "--mlir-print-local-scope", *flags, "-o", "-"]
+    return subprocess.run(argv, capture_output=True, text=True, check=True).stdout.rstrip("\n")
+
+
+@needs_iree
+def test_a_program_prints_as_iree_compile_printed_it():
+    text = front_end()
+    with Program(text) as program:
+        assert program.names() == ["main_dispatch_0", "main_dispatch_1"]
+        assert program.text() == text
+        for e in program.executables():
+            assert textwrap.indent(e.text, "  ") in text and e.visibility == "private"
+
+
+@needs_iree
+def test_replacing_an_executable_gives_what_iree_compiles_own_substitution_gives():
+    with Program(front_end()) as program:
+        program.replace("main_dispatch_1", KERNEL.read_text(), str(KERNEL))
+        ours = program.text()
+    theirs = front_end(f"--iree-hal-substitute-executable-source=main_dispatch_1={KERNEL}")
+    assert ours == theirs
+    assert ours != front_end()
+
+
+@needs_iree
+def test_a_replacement_without_the_executable_names_its_file_and_what_it_holds():
+    with Program(front_end()) as program:
+        with pytest.raises(UserError) as e:
+            program.replace("main_dispatch_0", KERNEL.read_text(), "kernels/k.mlir")
+    assert str(e.value).startswith("kernels/k.mlir: holds no hal.executable @main_dispatch_0")
+    assert "main_dispatch_1" in str(e.value)
+
+
+def test_unreadable_mlir_is_one_error_naming_the_file():
+    with pytest.raises(UserError) as e:
+        Program("hal.executable @x {", "build/x.mlir")
+    assert str(e.value).startswith("build/x.mlir:1:18: expected operation name")
+    assert "\n" not in str(e.value)
+
+
+EXECUTABLE = """hal.executable private @ex {
+  hal.executable.variant public @v target(<"cuda", "cuda-nvptx-fb">) {
+    hal.executable.export public @ex_f ordinal(0) layout(#hal.pipeline.layout<bindings = [#hal.pipeline.binding<storage_buffer>]>) count(%arg0: !hal.device) -> (index, index, index) {
+      %c1 = arith.constant 1 : index
+      hal.return %c1, %c1, %c1 : index, index, index
+    } <workgroup_size = [64 : index, 1 : index, 1 : index]>
+    builtin.module {
+      func.func @ex_f() {
+        return
+      }
+    }
+  }
+}"""
+
+
+def test_cutting_the_code_keeps_the_export_whole():
+    with Program(EXECUTABLE) as program:
+        stripped = program.without_code("ex")
+    assert "builtin.module" not in stripped and "func.func" not in stripped
+    assert "<workgroup_size = [64 : index, 1 : index, 1 : index]>" in stripped
+
+
+def test_an_object_is_linked_embedded_under_its_name():
+    with Program(EXECUTABLE) as program:
+        linked = linking_object(program.without_code("ex"), EmbeddedObject("k.ptx", b"\x01\xab"))
+    assert ('objects([#hal.executable.object<{path = "k.ptx", data = dense<[1, -85]> : '
+            'vector<2xi8>}>])') in linked
+    with Program(linked) as again:
+        assert again.names() == ["ex"]
