@@ -130,8 +130,8 @@ def _load_manifest(project: Project, path: Path) -> None:
     except ValueError as e:
         raise UserError(f"a manifest {e}", file=rel)
     if not path.resolve().is_relative_to(project.root):
-        raise UserError(f"the manifest is a link to {path.resolve()}, outside the repository",
-                        file=rel)
+        where = f"is a link to {path.resolve()}" if path.is_symlink() else "lies"
+        raise UserError(f"the manifest {where}, outside the repository", file=rel)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:

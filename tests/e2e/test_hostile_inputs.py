@@ -136,6 +136,8 @@ HANGS = [
     Case("manifest-outside-repo", BASE, ("kernels/o.toml: the manifest is a link to ",
                                          "outside the repository"),
          files={"kernels/o.toml": Link(str(REPO / "kernels/demo.toml"))}),
+    Case("manifest-outside-by-glob", BASE, "outside.toml: the manifest lies, outside the "
+         "repository", files={"../outside.toml": MLP_ONLY}, args=("MANIFESTS=../*.toml",)),
     Case("kernel-fifo", BASE + sub(file="kernels/f.mlir"), "field 'file': 'kernels/f.mlir' is a "
          "FIFO (named pipe), not a regular file", files={"kernels/f.mlir": FIFO}),
     Case("kernel-folder", BASE + sub(file="kernels/d.mlir"), "field 'file': 'kernels/d.mlir' is a "
