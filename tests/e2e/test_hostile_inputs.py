@@ -411,3 +411,17 @@ def test_a_second_scons_in_one_checkout_waits_then_refuses(project):
     assert "Traceback" not in build.output
     assert not (project.root / "build/llvm-cpu").exists()
     project.scons()                             # released: the next one builds
+
+
+def test_executable_names_written_like_code_in_a_model_run_nothing(project, tmp_path):
+    """A model's function names become executable names, file names and progress lines."""
+    project.write("models/ew.mlir", (REPO / "models/elementwise.mlir").read_text()
+                  .replace("func.func @main(", f'func.func @"{PAYLOAD}"('))
+    project.write("kernels/demo.toml", EW_ONLY.format("cuda" if toolchains.nvcc() else "vulkan"))
+    project.scons()
+    build = project.scons("dump", "scaffold", f"SCAFFOLD=ew/llvm-cpu/{PAYLOAD}_dispatch_0",
+                          "LANGUAGE=mlir")
+    assert f"SCAFFOLD ew/llvm-cpu/{PAYLOAD}_dispatch_0" in build.stdout.splitlines()
+    assert f'executable = "{PAYLOAD}_dispatch_0"' in project.read("kernels/scaffolded.toml")
+    # (The scaffolded copy does not build: IREE dumps such a name unquoted, '@${...}'.)
+    assert not (tmp_path / PWNED).exists() and not (project.root / PWNED).exists()
