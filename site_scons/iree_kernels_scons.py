@@ -21,7 +21,7 @@ import SCons.Subst
 
 from iree_kernels import toolchains
 from iree_kernels.errors import UserError
-from iree_kernels.files import write_atomically  # noqa: F401 (the tools' writer)
+from iree_kernels.files import not_regular, write_atomically  # noqa: F401 (the tools' writer)
 
 
 def fail(message: str) -> None:
@@ -163,9 +163,19 @@ def _remove_partials(node) -> None:
 _INCLUDE_RE = r'^[ \t]*#[ \t]*include[ \t]*(<|")([^>"]+)(>|")'
 
 
+class _IncludeScanner(SCons.Scanner.ClassicCPP):
+    """ClassicCPP reading regular files only: a FIFO named like a header would block the build."""
+
+    def find_include_names(self, node):
+        why = not_regular(node.abspath)
+        if why and why != "not found":
+            raise SCons.Errors.UserError(f"{node}: an included file is {why}, not a regular file")
+        return super().find_include_names(node)
+
+
 def include_scanner(name: str, suffixes: list[str], path_variable: str):
     """A scanner of C-style #include lines, searching beside the file, then $path_variable."""
-    return SCons.Scanner.ClassicCPP(name, suffixes, path_variable, _INCLUDE_RE)
+    return _IncludeScanner(name, suffixes, path_variable, _INCLUDE_RE)
 
 
 def reporting_user_errors(action_function):

@@ -144,6 +144,10 @@ HANGS = [
          "folder, not a regular file", files={"kernels/d.mlir": FOLDER}),
     Case("kernel-dev-zero", BASE + sub(file="kernels/z.mlir"), "field 'file': 'kernels/z.mlir' is "
          "outside the repository", files={"kernels/z.mlir": Link("/dev/zero")}),
+    Case("header-fifo", BASE + sub(file="kernels/k.c", workgroup_count=[1], **EW),
+         "kernels/fifo.h: an included file is a FIFO (named pipe), not a regular file",
+         needs="clang", files={"kernels/k.c": '#include "fifo.h"\n' + C, "kernels/fifo.h": FIFO},
+         args=("IREE_TARGETS=llvm-cpu",), absent="build/kernels/k.o"),
     Case("model-fifo", BASE.replace("models/ew.mlir", "models/f.mlir"), "kernels/demo.toml:7: "
          "models.ew: field 'source': 'models/f.mlir' is a FIFO", files={"models/f.mlir": FIFO}),
     Case("expected-fifo", BASE.replace('targets = ["llvm-cpu", "vulkan", "cuda"]\n\n[models.ew]',
