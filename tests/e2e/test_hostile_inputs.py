@@ -369,6 +369,11 @@ def test_a_checkout_in_a_folder_named_like_code_runs_nothing(tmp_path, monkeypat
             assert (checkout / "build/vulkan/ew.vmfb").is_file()
             # A path holding '$' is shown by its name (SCons would cut '$(' out of it).
             assert "iree-compile models/mlp.mlir @build/llvm-cpu/mlp/options.flags" in result.stdout
+    # A shared cache inside such a checkout would put the folder's name in SCons's CacheDir.
+    result = subprocess.run(argv + ["CACHE_DIR=cache"], cwd=checkout, capture_output=True, text=True)
+    assert result.returncode == 2
+    assert result.stdout.startswith(f"scons: *** CACHE_DIR: the cache's path {checkout}/cache "
+                                    "contains '$', which SCons would expand"), result.stdout
     assert not (tmp_path / PWNED).exists() and not (checkout / PWNED).exists()
     assert not (tmp_path / PAYLOAD / PWNED).exists()
 
