@@ -98,8 +98,9 @@ class WholeFileCommand(SCons.Action.LazyAction):
         partial = [_Aside(node, f"{PARTIAL_PREFIX}{os.getpid()}-{node.name}") for node in target]
         variable = self.timeout_variable
         spawn = Spawn(toolchains.seconds(env.get(variable)), variable)
-        status = SCons.Action.CommandAction.execute(self, partial, source,
-                                                    env.Override({"SPAWN": spawn}))
+        if env.get("SPAWN") is spawn_without_shell:     # a step's own SPAWN is left as it is
+            env = env.Override({"SPAWN": spawn})
+        status = SCons.Action.CommandAction.execute(self, partial, source, env)
         if status:
             for node in target:
                 _remove_partials(node)

@@ -33,19 +33,19 @@ import os
 import re
 import tempfile
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import spirv, toolchains
+from . import integrity, spirv, toolchains
 from .errors import UserError
-from .files import write_atomically
+from .files import NotRegularFile, is_regular, read_regular, write_atomically
 from .program import EmbeddedObject, Program, ProgramExecutable
 
 # The binary iree-compile serializes one executable of a target to; "" where
 # the entry keeps the translated code instead.
 TARGET_BINARIES = {"cuda": ".ptx", "vulkan": ".spv", "llvm-cpu": ""}
-FORMAT = "iree-kernels codegen cache 3"
+FORMAT = "iree-kernels codegen cache 4"
 PLACEHOLDER = "cached_executable_placeholder"
 THREADING_OFF = ("--mlir-disable-threading",)    # not part of any key: it changes no output
 
@@ -101,11 +101,18 @@ def compiled_name(key: str) -> str:
 
 @dataclass(frozen=True)
 class Entry:
-    """A cache entry's files: ``<key>.source.mlir``, ``<key>.executable.mlir`` and, on GPUs, ``<key>.ptx|.spv``."""
+    """A cache entry's files: ``<key>.source.mlir``, ``<key>.executable.mlir`` and, on GPUs, ``<key>.ptx|.spv``.
+
+    Its digest record (``integrity``) says what a build may take; only regular
+    files are taken, a link is never followed.
+    """
     folder: Path
     key: str
     binary_suffix: str        # "" on llvm-cpu
     read_only: bool = False   # in a cache this build only reads
+    # What the digest record is signed and verified with; never shown.
+    trust: integrity.Trust = field(default_factory=integrity.configured, repr=False,
+                                   compare=False)
 
     @property
     def source(self) -> Path:
@@ -123,7 +130,7 @@ class Entry:
 
     @property
     def digests(self) -> Path:
-        """The SHA-256 of the files a build takes; written last, so it marks a whole entry."""
+        """The digest record of the files a build takes; written last, so it marks a whole entry."""
         return self.folder / f"{self.key}.sha256"
 
     @property
@@ -137,24 +144,49 @@ class Entry:
         return self.folder / f"{self.key}.refused"
 
     def exists(self) -> bool:
-        return self.digests.is_file() and all(p.is_file() for p in self.used)
+        """Whether the digest record and the files it covers are there, as regular files."""
+        return all(is_regular(p) for p in (self.digests, *self.used))
+
+    def stored(self) -> bool:
+        """Whether the entry looks written whole: all its files are there, links included."""
+        return all(os.path.lexists(p) for p in (self.digests, *self.used))
 
     def damage(self) -> str | None:
         """Why the entry's files are not what was stored (None: they are)."""
         try:
-            recorded = dict(line.split("  ", 1)[::-1] for line in
-                            self.digests.read_text(encoding="ascii").splitlines())
+            recorded = self.trust.check(read_regular(self.digests), [p.name for p in self.used])
             for path in self.used:
-                if recorded.get(path.name) != hashlib.sha256(path.read_bytes()).hexdigest():
+                if recorded[path.name] != hashlib.sha256(read_regular(path)).hexdigest():
                     return f"{path.name} does not have the SHA-256 recorded in {self.digests.name}"
-        except (OSError, ValueError, UnicodeDecodeError) as e:
-            return f"its files cannot be read or checked ({e})"
+        except integrity.Untrusted as e:
+            return str(e)
+        except NotRegularFile as e:
+            return f"{Path(e.filename).name} {e.strerror}"
+        except OSError as e:
+            return f"its files cannot be read ({e.strerror})"
         return None
 
+    def contents(self) -> dict[str, bytes]:
+        """The files a build takes, by name, each read once and checked against the digest record.
+
+        What a stand-in is made of: a file swapped after ``damage()`` passed it is refused here.
+        """
+        try:
+            recorded = self.trust.check(read_regular(self.digests), [p.name for p in self.used])
+            found = {p.name: read_regular(p) for p in self.used}
+        except (integrity.Untrusted, OSError) as e:
+            raise UserError(f"codegen cache entry {self.digests} changed while this build read "
+                            f"it ({e}); build again") from None
+        for name, data in found.items():
+            if recorded[name] != hashlib.sha256(data).hexdigest():
+                raise UserError(f"codegen cache entry {self.digests} changed while this build "
+                                f"read it ({name}); build again")
+        return found
+
     def record_digests(self) -> None:
-        """Mark the entry whole: the SHA-256 of what a build takes, written last."""
-        lines = [f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {p.name}\n" for p in self.used]
-        _replace(self.digests, "".join(lines).encode("ascii"))
+        """Mark the entry whole: the (signed) SHA-256 of what a build takes, written last."""
+        digests = {p.name: hashlib.sha256(read_regular(p)).hexdigest() for p in self.used}
+        _replace(self.digests, self.trust.record(digests))
 
     def remove(self) -> None:
         for path in (self.digests, *self.used):
@@ -166,7 +198,7 @@ class Entry:
             return
         for path in self.used:
             try:
-                os.utime(path)
+                os.utime(path, follow_symlinks=False)
             except OSError:
                 pass                  # not ours to touch
 
@@ -219,9 +251,9 @@ def _found(key: str, suffix: str, folder: Path, shared: Path | None, damaged: li
     own = Entry(folder, key, suffix)
     looked_up = [own] + ([Entry(shared, key, suffix, read_only=True)] if shared else [])
     for entry in looked_up:
-        if entry.refused.is_file():
+        if is_regular(entry.refused):
             return entry
-        if not entry.exists():
+        if not entry.stored():
             continue
         problem = entry.damage()
         if not problem:
@@ -252,11 +284,12 @@ def stand_in(entry: Entry, executable: ProgramExecutable) -> tuple[str, Embedded
     It is named by key, not path: where the cache is does not change the program.
     """
     entry.mark_used()
-    translated = entry.translated.read_text(encoding="utf-8")
+    contents = entry.contents()
+    translated = contents[entry.translated.name].decode("utf-8")
     renamed = _name_pattern(compiled_name(entry.key)).sub(executable.name, translated)
     if not entry.binary_suffix:
         return renamed, None
-    binary = renamed_binary(entry.binary.read_bytes(), entry.binary_suffix, translated,
+    binary = renamed_binary(contents[entry.binary.name], entry.binary_suffix, translated,
                             entry.key, executable.name, str(entry.binary))
     return renamed, EmbeddedObject(entry.binary.name, binary)
 
@@ -303,6 +336,14 @@ class Compiler:
         toolchains.run(argv, doing=what)
 
 
+class CodegenFailed(UserError):
+    """IREE's codegen failed for some executables; every other entry of their batches was stored."""
+
+    def __init__(self, failures: list[tuple[Entry, str]], log: str) -> None:
+        self.failures, self.log = failures, log     # (entry, IREE's first error about it)
+        super().__init__(f"IREE's codegen failed for {len(failures)} executable(s)")
+
+
 def compile_entries(compiler: Compiler, entries: list[tuple[Entry, str]], jobs: int = 1,
                     slots: threading.Semaphore | None = None, cores: int = 1) -> None:
     """Compile every (entry, source) in up to ``jobs`` batches, each one or two iree-compile runs.
@@ -313,7 +354,9 @@ def compile_entries(compiler: Compiler, entries: list[tuple[Entry, str]], jobs: 
     only contend); fewer batches than cores keep IREE's threads. Files appear
     whole (written aside, then renamed), so builds sharing the folder see an
     entry complete or not at all; two builds compiling the same entry write
-    the same bytes.
+    the same bytes. Executables IREE fails to translate are left out of their
+    batch, which is compiled again without them, then reported together
+    (``CodegenFailed``).
     """
     if not entries:
         return
@@ -323,24 +366,49 @@ def compile_entries(compiler: Compiler, entries: list[tuple[Entry, str]], jobs: 
 
     def run(batch):
         with slots:
-            _compile_batch(compiler, batch, threads)
+            return _compile_batch(compiler, batch, threads)
 
+    failures, logs = [], []
     with concurrent.futures.ThreadPoolExecutor(count) as pool:
         for done in [pool.submit(run, entries[i::count]) for i in range(count)]:
-            done.result()
+            failed, log = done.result()
+            failures += failed
+            logs += [log] if log else []
+    if failures:
+        raise CodegenFailed(failures, "\n".join(logs))
+
+
+_ERROR_AT_RE = re.compile(r"^(?P<file>[^\n:]+):(?P<line>\d+):\d+: error: (?P<message>.*)$", re.M)
 
 
 def _compile_batch(compiler: Compiler, batch: list[tuple[Entry, str]],
-                   threads: tuple[str, ...] = ()) -> None:
+                   threads: tuple[str, ...] = ()) -> tuple[list[tuple[Entry, str]], str]:
+    """Compile ``batch``; the entries IREE failed to translate, with their errors, and its log."""
     folder = batch[0][0].folder
     folder.mkdir(parents=True, exist_ok=True)
+    failures, log = [], ""
     with tempfile.TemporaryDirectory(prefix="iree-codegen-cache-") as work:
         work = Path(work)
         sources, translated = work / "sources.mlir", work / "translated.mlir"
-        sources.write_text("\n".join(source for _, source in batch) + "\n", encoding="utf-8")
-        compiler.run([str(sources), "--compile-from=executable-sources",
-                      "--compile-to=executable-targets", *threads, "-o", str(translated)],
-                     "translate executables for the codegen cache")
+        while batch:
+            sources.write_text("\n".join(source for _, source in batch) + "\n",
+                               encoding="utf-8")
+            try:
+                compiler.run([str(sources), "--compile-from=executable-sources",
+                              "--compile-to=executable-targets", *threads,
+                              "-o", str(translated)],
+                             "translate executables for the codegen cache")
+                break
+            except UserError as e:
+                failed = _failed_entries(str(e), str(sources), batch)
+                if not failed:
+                    raise
+                failures += failed
+                log += str(e).replace(str(sources), "<batch>") + "\n"
+                batch = [(entry, source) for entry, source in batch
+                         if entry not in {f for f, _ in failed}]
+        if not batch:
+            return failures, log
         binaries = []
         if batch[0][0].binary_suffix:
             compiler.run([str(translated), "--compile-from=executable-targets",
@@ -351,6 +419,23 @@ def _compile_batch(compiler: Compiler, batch: list[tuple[Entry, str]],
         with Program(translated.read_text(encoding="utf-8"), str(translated)) as program:
             for entry, source in batch:
                 _store(entry, source, program, binaries)
+    return failures, log
+
+
+def _failed_entries(output: str, sources: str, batch: list[tuple[Entry, str]]) -> list[tuple[Entry, str]]:
+    """The entries of ``batch`` whose lines of the batch file ``output``'s errors point at."""
+    starts, line = [], 1
+    for entry, source in batch:
+        starts.append((line, entry))
+        line += source.count("\n") + 1
+    failed = {}
+    for error in _ERROR_AT_RE.finditer(output):
+        if error.group("file") != sources:
+            continue
+        at = int(error.group("line"))
+        entry = next(e for first, e in reversed(starts) if first <= at)
+        failed.setdefault(entry, error.group("message").strip())
+    return list(failed.items())
 
 
 def _store(entry: Entry, source: str, translated: Program, binaries: list[Path]) -> None:
@@ -375,5 +460,5 @@ def _store(entry: Entry, source: str, translated: Program, binaries: list[Path])
 
 
 def _replace(path: Path, content: bytes) -> None:
-    """Write ``content`` whole, readable by every user of a shared cache."""
-    write_atomically(path, content, mode=0o644)
+    """Write ``content`` whole, with the permissions the umask gives a shared cache's users."""
+    write_atomically(path, content)

@@ -1,27 +1,127 @@
-"""Writing files so that an interrupted build never leaves half of one; reading only regular files."""
+"""Writing files so that an interrupted build never leaves half of one; reading files that must be files.
+
+Files are created as ``open()`` creates them: the umask takes its bits from
+the mode, so a folder shared through group or world permissions (a build
+cache written by CI) stays readable by the users the umask lets in. Files a
+user gives (manifests, expected outputs) are read only if regular files
+(read_text), so a FIFO never blocks the build.
+"""
 from __future__ import annotations
 
+import errno
+import hashlib
 import os
+import secrets
 import stat
-import tempfile
+from typing import Callable
+
+CHUNK = 1 << 20
 
 
-def write_atomically(path: str | os.PathLike, content: str | bytes, mode: int | None = None) -> None:
-    """Write ``content`` beside ``path``, then move it in place (``mode``: its permissions)."""
-    directory = os.path.dirname(os.fspath(path)) or "."
-    os.makedirs(directory, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(dir=directory, prefix=".tmp-")
+class NotRegularFile(OSError):
+    """A path that is a symbolic link, a folder or a device where a regular file was expected.
+
+    Its ``strerror`` says which: "is a symbolic link", "is a folder", "is not a regular file".
+    """
+
+
+def write_atomically(path: str | os.PathLike, content: str | bytes, mode: int = 0o666) -> None:
+    """Write ``content`` beside ``path``, then move it in place.
+
+    ``mode`` is the permissions before the umask, as for ``open()``.
+    """
+    fd, temporary = _create_beside(path, mode)
     try:
         binary = isinstance(content, bytes)
         with os.fdopen(fd, "wb" if binary else "w", encoding=None if binary else "utf-8") as f:
             f.write(content)
-        if mode is not None:
-            os.chmod(temporary, mode)
         os.replace(temporary, path)
     except BaseException:
-        if os.path.exists(temporary):
-            os.remove(temporary)
+        _remove_quietly(temporary)
         raise
+
+
+def copy_atomically(source: str | os.PathLike, destination: str | os.PathLike,
+                    expected: str | None = None,
+                    before_rename: Callable[[str], None] | None = None) -> str:
+    """Copy the regular file ``source`` to ``destination`` whole; its SHA-256.
+
+    ``source`` is never followed if it is a link (NotRegularFile). The copy gets
+    the umask's permissions (executable where ``source`` is). With
+    ``expected``, a copy whose SHA-256 differs is not moved in place (ValueError).
+    ``before_rename(sha256)`` runs before the copy appears at ``destination``.
+    """
+    with open_regular(source) as f:
+        executable = os.fstat(f.fileno()).st_mode & stat.S_IXUSR
+        fd, temporary = _create_beside(destination, 0o777 if executable else 0o666)
+        try:
+            digest = hashlib.sha256()
+            with os.fdopen(fd, "wb") as out:
+                while chunk := f.read(CHUNK):
+                    digest.update(chunk)
+                    out.write(chunk)
+            found = digest.hexdigest()
+            if expected is not None and found != expected:
+                raise ValueError(f"its content has SHA-256 {found[:12]}..., not the recorded "
+                                 f"{expected[:12]}...")
+            if before_rename:
+                before_rename(found)
+            os.replace(temporary, destination)
+        except BaseException:
+            _remove_quietly(temporary)
+            raise
+    return found
+
+
+def open_regular(path: str | os.PathLike):
+    """``path`` opened for reading (binary) if it is a regular file; a link is not followed."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise NotRegularFile(errno.ELOOP, "is a symbolic link", os.fspath(path)) from None
+        raise
+    kind = stat.S_IFMT(os.fstat(fd).st_mode)
+    if kind != stat.S_IFREG:
+        os.close(fd)
+        what = "is a folder" if kind == stat.S_IFDIR else "is not a regular file"
+        raise NotRegularFile(errno.EINVAL, what, os.fspath(path))
+    return os.fdopen(fd, "rb")
+
+
+def read_regular(path: str | os.PathLike) -> bytes:
+    """The content of the regular file ``path``; NotRegularFile for a link, folder or device."""
+    with open_regular(path) as f:
+        return f.read()
+
+
+def is_regular(path: str | os.PathLike) -> bool:
+    """Whether ``path`` itself (not what a link points to) is a regular file."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _create_beside(path: str | os.PathLike, mode: int) -> tuple[int, str]:
+    """A new file beside ``path`` (``.tmp-<random>``), open for writing, created with ``mode``."""
+    directory = os.path.dirname(os.fspath(path)) or "."
+    os.makedirs(directory, exist_ok=True)
+    while True:
+        temporary = os.path.join(directory, f".tmp-{secrets.token_hex(6)}")
+        try:
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                         | os.O_CLOEXEC, mode)
+        except FileExistsError:
+            continue
+        return fd, temporary
+
+
+def _remove_quietly(path: str) -> None:
+    try:
+        os.remove(path)
+    except FileNotFoundError:
+        pass
 
 
 # The largest manifest, model listing or expected-outputs file read whole (bytes).

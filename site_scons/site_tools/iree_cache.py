@@ -3,20 +3,29 @@
 It is SCons's own CacheDir: every built file is stored under its build
 signature (the contents of everything it depends on, its command line, its
 repo-relative path), so any checkout with the same inputs and tools takes it
-instead of building it. This tool adds a check: beside each entry it writes,
-``<entry>.sha256`` records the entry's content, and an entry is used only if
-it and the copy taken from it still have that content. A corrupted, truncated
-or unrecorded entry counts as a miss: the file is built, never shipped, and
-the entry is removed unless the cache is read-only. Targets declared
-AlwaysBuild (measurements, reports) are neither stored nor taken: SCons would
-otherwise hand back the last run's result instead of running them.
+instead of building it. This tool adds checks (``iree_kernels.integrity``):
+beside each entry it writes, ``<entry>.sha256`` is the entry's digest record,
+signed where a key is configured, and an entry is used only if it is a
+regular file (a link is never followed), its record can be believed (with a
+key: signed with it), and the copy taken from it has the recorded content. An
+entry failing any of these counts as a miss with one warning: the file is
+built, never shipped, and the entry is removed unless the cache is read-only.
+Entries get the umask's permissions. Targets declared AlwaysBuild
+(measurements, reports) are neither stored nor taken: SCons would otherwise
+hand back the last run's result instead of running them.
 
 Method:
-  env.IreeCacheDir()   turns the cache on for ``env`` when CACHE_DIR names a folder
+  env.IreeCacheDir()   configures the signing key (both caches), and turns the
+                       cache on for ``env`` when CACHE_DIR names a folder
 
 Variables:
-  CACHE_DIR        the cache folder; default $IREE_KERNELS_CACHE_DIR; empty: no cache
-  CACHE_READONLY   take entries, never write or remove any (as --cache-readonly does)
+  CACHE_DIR             the cache folder; default $IREE_KERNELS_CACHE_DIR; empty: no cache
+  CACHE_READONLY        take entries, never write or remove any (as --cache-readonly does)
+  CACHE_REQUIRE_SIGNED  fail unless a signing key is configured (a key always
+                        makes unsigned entries refused)
+Environment: IREE_KERNELS_CACHE_KEY (the key) or IREE_KERNELS_CACHE_KEY_FILE
+(a file holding it); read once, then removed from the environment of the
+tools the build runs.
 
 Not for: deciding what is up to date (SCons's signatures do), or pruning old
 entries (delete the least recently used files of the folder; SCons touches an
@@ -26,6 +35,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
 
 import SCons.Action
@@ -33,40 +43,27 @@ import SCons.CacheDir
 import SCons.Script
 from SCons.Script import BoolVariable
 
-from iree_kernels.files import write_atomically
-from iree_kernels.release import sha256_file
-from iree_kernels_scons import shared_cache
+from iree_kernels import integrity
+from iree_kernels.errors import UserError
+from iree_kernels.files import NotRegularFile, copy_atomically, read_regular, write_atomically
+from iree_kernels_scons import fail, shared_cache
 
 DIGEST_SUFFIX = ".sha256"
-DIGEST_MODE = 0o644
 
 
-def recorded_digest(entry: str) -> tuple[str, str | None]:
+def recorded_digest(entry: str, trust: integrity.Trust) -> tuple[str, str | None]:
     """The SHA-256 recorded beside a cache entry, and why it cannot be trusted (None: it can)."""
+    name = os.path.basename(entry)
     try:
-        with open(entry + DIGEST_SUFFIX, encoding="ascii") as f:
-            recorded = f.read().strip()
+        return trust.check(read_regular(entry + DIGEST_SUFFIX), [name])[name], None
     except FileNotFoundError:
         return "", "no SHA-256 is recorded beside it"
-    except (OSError, UnicodeDecodeError) as e:
-        return "", f"its recorded SHA-256 is unreadable ({e})"
-    return recorded, content_problem(entry, recorded)
-
-
-def content_problem(path: str, recorded: str) -> str | None:
-    """Why the file at ``path`` does not hold the content whose SHA-256 is ``recorded``."""
-    try:
-        actual = sha256_file(path)
+    except NotRegularFile as e:
+        return "", f"its digest record {e.strerror}"
     except OSError as e:
-        return f"it cannot be read ({e.strerror})"
-    if actual != recorded:
-        return f"its content has SHA-256 {actual[:12]}..., not the recorded {recorded[:12]}..."
-    return None
-
-
-def _write_digest(path: str, digest: str) -> None:
-    """Write the digest file whole and readable by every user of the cache."""
-    write_atomically(path, digest + "\n", mode=DIGEST_MODE)
+        return "", f"its digest record is unreadable ({e.strerror})"
+    except integrity.Untrusted as e:
+        return "", str(e)
 
 
 def _remove(path: str) -> bool:
@@ -79,9 +76,78 @@ def _remove(path: str) -> bool:
     return True
 
 
+def _kind(path: str) -> str | None:
+    """What is at ``path`` itself: None (nothing), "file", or why it is not an entry."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode):
+        return "file"
+    return "it is a symbolic link" if stat.S_ISLNK(mode) else "it is not a regular file"
+
+
+def _retrieve(target, source, env, say: bool = True) -> int:
+    """SCons's CacheRetrieve, taking only a regular file whose copy has its recorded content.
+
+    "Retrieved ..." is said once the file is taken, not before it is checked.
+    """
+    node = target[0]
+    cache = env.get_CacheDir()
+    cache.requests += 1
+    _, entry = cache.cachepath(node)
+    kind = _kind(entry)
+    if kind is None or (kind != "file" and not SCons.Action.execute_actions):
+        return 1
+    if SCons.Action.execute_actions:
+        problem = _take(cache, node, entry, kind)
+        if problem:
+            return cache.refuse(node, entry, problem)
+    cache.hits += 1
+    if say and SCons.Action.print_actions:
+        line = f"Retrieved `{node.get_internal_path()}' from cache"
+        show = env.get("PRINT_CMD_LINE_FUNC")
+        if show:
+            show(line, target, source, env)
+        else:
+            print(line)
+    return 0
+
+
+def _take(cache, node, entry: str, kind: str) -> str | None:
+    """Copy the entry to the node's file; why it was not taken (None: it was)."""
+    if kind != "file":
+        return kind
+    recorded, problem = recorded_digest(entry, cache.trust)
+    if problem:
+        return problem
+    try:
+        copy_atomically(entry, node.get_abspath(), expected=recorded)
+    except NotRegularFile as e:
+        return f"it {e.strerror}"
+    except ValueError as e:
+        return str(e)
+    except OSError as e:
+        return f"it cannot be read ({e.strerror})"
+    try:
+        os.utime(entry, follow_symlinks=False)
+    except OSError:
+        pass
+    return None
+
+
+_Retrieve = SCons.Action.Action(_retrieve, None)
+_RetrieveSilent = SCons.Action.Action(lambda target, source, env: _retrieve(target, source, env,
+                                                                            say=False), None)
+
+
 class CheckedCacheDir(SCons.CacheDir.CacheDir):
-    """SCons's CacheDir, recording each entry's SHA-256 when writing it and checking it when taking it."""
+    """SCons's CacheDir, recording each entry's (signed) SHA-256 when writing it, checking both when taking it."""
     readonly = False
+
+    @property
+    def trust(self) -> integrity.Trust:
+        return integrity.configured()
 
     def is_readonly(self) -> bool:
         return self.readonly or super().is_readonly()
@@ -101,34 +167,41 @@ class CheckedCacheDir(SCons.CacheDir.CacheDir):
         if self.is_readonly() or not self.is_enabled() or node.always_build:
             return None
         _, entry = self.cachepath(node)
-        source = node.get_abspath()
-        if not os.path.exists(entry) and not os.path.islink(source):
-            try:
-                _write_digest(entry + DIGEST_SUFFIX, sha256_file(source))
-            except OSError as e:
-                self._warn(f"cannot record {node} in the cache {self.path}: {e.strerror}")
-                return None
-        return super().push(node)
+        if _kind(entry) == "file" and not recorded_digest(entry, self.trust)[1]:
+            return None                # stored by another build meanwhile
+        # Otherwise stored anew: an unsigned entry (refused with a key) or a
+        # link is replaced, also where this build took the other targets of its step.
+        name = os.path.basename(entry)
+
+        def record(digest: str) -> None:
+            # Before the entry appears: a reader never finds it unrecorded.
+            write_atomically(entry + DIGEST_SUFFIX, self.trust.record({name: digest}))
+
+        try:
+            copy_atomically(node.get_abspath(), entry, before_rename=record)
+        except NotRegularFile:
+            return None                # a link the build made is not stored
+        except OSError as e:
+            self._warn(f"cannot store {node} in the cache {self.path}: {e.strerror}")
+        return None
 
     def retrieve(self, node) -> bool:
         if not self.is_enabled() or node.always_build:
             return False
-        _, entry = self.cachepath(node)
-        if (not SCons.Action.execute_actions or os.path.islink(entry)
-                or not os.path.exists(entry)):
-            return super().retrieve(node)
-        recorded, problem = recorded_digest(entry)
-        if problem:
-            return self._refuse(node, entry, problem)
-        if not super().retrieve(node):
+        env = node.get_build_env()
+        if SCons.CacheDir.cache_show:
+            if _RetrieveSilent(node, [], env, execute=1) == 0:
+                node.build(presub=0, execute=0)
+                return True
             return False
-        problem = content_problem(node.get_abspath(), recorded)
-        if problem:
-            _remove(node.get_abspath())
-            return self._refuse(node, entry, f"the copy taken from it: {problem}")
-        return True
+        return _Retrieve(node, [], env, execute=1) == 0
 
-    def _refuse(self, node, entry: str, problem: str) -> bool:
+    def get_cachedir_csig(self, node) -> str:
+        """As SCons's (for -n, where the file is not taken), never reading through a link."""
+        _, entry = self.cachepath(node)
+        return super().get_cachedir_csig(node) if _kind(entry) == "file" else node.get_csig()
+
+    def refuse(self, node, entry: str, problem: str) -> int:
         """Count a bad entry as a miss, and take it out of the cache where allowed."""
         action = "kept (read-only cache)"
         if not self.is_readonly():
@@ -136,7 +209,7 @@ class CheckedCacheDir(SCons.CacheDir.CacheDir):
             action = "removed" if removed else "could not be removed"
         self._warn(f"cache entry {entry} for {node} is not used: {problem}; entry {action}, "
                    "building the file instead")
-        return False
+        return 1
 
     @staticmethod
     def _warn(message: str) -> None:
@@ -148,6 +221,7 @@ class ReadOnlyCheckedCacheDir(CheckedCacheDir):
 
 
 def use_cache(env) -> None:
+    _configure_trust(env)
     path, readonly = shared_cache(env)
     if path is None:
         return
@@ -157,9 +231,18 @@ def use_cache(env) -> None:
         try:
             os.makedirs(path, exist_ok=True)
         except OSError as e:
-            print(f"scons: *** CACHE_DIR: cannot create {path}: {e.strerror}")
-            SCons.Script.Exit(2)
+            fail(f"CACHE_DIR: cannot create {path}: {e.strerror}")
     env.CacheDir(path, ReadOnlyCheckedCacheDir if readonly else CheckedCacheDir)
+
+
+def _configure_trust(env) -> None:
+    """Set the key both caches sign and verify with; take it out of the tools' environment."""
+    try:
+        trust = integrity.from_environment(os.environ, env["CACHE_REQUIRE_SIGNED"])
+    except UserError as e:
+        fail(str(e))
+    os.environ.pop(integrity.KEY_VARIABLE, None)
+    integrity.configure(trust)
 
 
 def generate(env):
@@ -168,6 +251,9 @@ def generate(env):
          "IREE_KERNELS_CACHE_DIR); empty: no cache", os.environ.get("IREE_KERNELS_CACHE_DIR", "")),
         BoolVariable("CACHE_READONLY", "take files from the cache but never write to it",
                      False),
+        BoolVariable("CACHE_REQUIRE_SIGNED", "fail unless the cache signing key is configured "
+                     f"({integrity.KEY_FILE_VARIABLE} or {integrity.KEY_VARIABLE}); with a key, "
+                     "entries not signed with it are never taken", False),
     ])
     env.AddMethod(use_cache, "IreeCacheDir")
 

@@ -200,9 +200,10 @@ def test_checks_run_on_each_machine_instead_of_coming_from_the_cache(tmp_path):
 
 
 def cache_entry_of(cache: Path, built: Path) -> Path:
+    """The entry whose digest record names the content of ``built``."""
     digest = sha256(built)
-    return next(p.with_suffix("") for p in cache.rglob("*.sha256")
-                if p.read_text().strip() == digest)
+    return next(p.with_suffix("") for p in cache.glob("??/*.sha256")
+                if f"{digest}  {p.stem}\n" in p.read_text())
 
 
 @pytest.mark.parametrize("readonly", [False, True], ids=["read-write", "read-only"])
