@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from . import ptx
 from .dump import workload_names
 from .errors import UserError
 from .executables import Executable
@@ -62,7 +63,8 @@ def skeleton(language: str, model: str, target: str, source: Executable,
                   glsltypes=[_element_type(t, _GLSL_TYPES, "uint") for t in source.binding_types],
                   local_size=size[:3], function=file.rsplit("/", 1)[1].rsplit(".", 1)[0],
                   launch_size="x".join(map(str, size[:3])),
-                  launch_count=workload_names(export.count_text).replace("\n", "; ") or "-")
+                  launch_count=workload_names(export.count_text).replace("\n", "; ") or "-",
+                  entry=ptx.entry_name(source.export.name))
     return Skeleton(file, text, entry)
 
 
