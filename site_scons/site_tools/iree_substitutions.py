@@ -4,7 +4,7 @@ Builders:
   IreeOptionsFile        Value(JSON list of flags) -> options.flags
   IreeSubstitutions      Value(JSON spec) + executables.mlir + kernels
                          -> substitutions.flags, substitutions.json
-  IreeSpirvEntryPoint    shader.spv + executables.mlir + Value(executable name)
+  IreeSpirvEntryPoint    shader.spv + executables.mlir + Value(JSON substitution)
                          -> a copy whose entry point 'main' has the export's name
   IreeWrapper            Value(substitution) + executables.mlir + kernel
                          -> a hal.executable linking the kernel with its own launch shape
@@ -58,12 +58,13 @@ def write_substitutions(target, source, env):
 
 @reporting_user_errors
 def name_spirv_entry_point(target, source, env):
-    shader, dump, name = source[0], source[1], source[2].read()
+    shader, dump = source[0], source[1]
+    sub = Substitution.from_dict(json.loads(source[2].read()))
     found = executables.read_executables(dump.get_text_contents(), str(dump))
-    if name not in found or not found[name].exports:
-        raise UserError(f"no executable '{name}' to name the entry point after", file=str(dump))
+    # An executable the model lacks: the manifest's line, and the executables it has.
+    executable = substitution.plan([sub], found)[0].executable
     renamed = spirv.rename_entry_point(Path(shader.abspath).read_bytes(), str(shader), "main",
-                                       found[name].export.name)
+                                       executable.export.name)
     write_atomically(target[0].abspath, renamed)
 
 
