@@ -1,24 +1,31 @@
 """Expected outputs kept next to a model, and running a built module against them.
 
 A model's ``<name>.expected.toml`` lists cases: a function, its inputs and the
-outputs it must produce, in iree-run-module's ``--input`` syntax. Running is
-done by ``iree-run-module --expected_output=...``, so the comparison is IREE's
-own. This module does not decide which targets can run here: see ``runtime``.
+outputs it must produce, in iree-run-module's ``--input`` syntax, and how close
+(``atol``, ``rtol``, ``ulp``; 0 is exact). The module runs under
+iree-run-module, which writes what it computed to .npy; the comparison is
+``comparison``'s, so a mismatch is said in full precision. This module does
+not decide which targets can run here: see ``runtime``.
 """
 from __future__ import annotations
 
+import os
 import subprocess
+import tempfile
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from . import toolchains
+from .comparison import Tolerance, mismatch, parse_value
 from .errors import UserError, control_character, shown
 from .files import read_text
 from .manifest import closest, repo_path
 from .targets import TARGETS
 
-CASE_KEYS = {"function", "inputs", "outputs", "targets", "atol", "rtol"}
+CASE_KEYS = {"function", "inputs", "outputs", "targets", "atol", "rtol", "ulp"}
 
 
 @dataclass(frozen=True)
@@ -30,16 +37,18 @@ class Case:
     atol: float | None
     rtol: float | None
     entry: str
+    ulp: int | None = None
 
-    def argv(self, run_module: str, module: str, device: str) -> list[str]:
+    @property
+    def tolerance(self) -> Tolerance:
+        return Tolerance(self.atol, self.rtol, self.ulp)
+
+    def argv(self, run_module: str, module: str, device: str, outputs: str) -> list[str]:
+        """iree-run-module computing the case, its results written to the .npy ``outputs``."""
         argv = [run_module, f"--module={module}", f"--device={device}",
                 f"--function={self.function}"]
         argv += [f"--input={i}" for i in self.inputs]
-        argv += [f"--expected_output={o}" for o in self.outputs]
-        if self.atol is not None:
-            argv += [f"--expected_{t}_threshold={self.atol}" for t in ("f16", "bf16", "f32", "f64")]
-        if self.rtol is not None:
-            argv.append(f"--expected_rtol={self.rtol}")
+        argv += [f"--output={'@' if n == 0 else '+'}{outputs}" for n in range(len(self.outputs))]
         return argv
 
 
@@ -101,9 +110,16 @@ def load_cases(path: str, target: str | None = None, root: str | Path | None = N
         targets = tuple(entry["targets"]) if "targets" in entry else None
         if target is not None and targets is not None and target not in targets:
             continue
+        for key in ("atol", "rtol", "ulp"):
+            value = entry.get(key)
+            number = int if key == "ulp" else (int, float)
+            if value is not None and (not isinstance(value, number) or isinstance(value, bool)
+                                      or value < 0):
+                raise UserError(f"must be a non-negative {'integer' if key == 'ulp' else 'number'}"
+                                " (0: exact)", file=path, entry=name, field=key)
         cases.append(Case(entry["function"], tuple(entry.get("inputs", [])),
                           tuple(entry["outputs"]), targets, entry.get("atol"),
-                          entry.get("rtol"), name))
+                          entry.get("rtol"), name, entry.get("ulp")))
     return cases
 
 
@@ -115,32 +131,46 @@ def referenced_files(cases: list[Case]) -> list[str]:
 
 def run_case(case: Case, run_module: str, module: str, device: str,
              expected_file: str, cwd: str | None = None) -> str:
-    """Run one case; return iree-run-module's output, or raise on any mismatch.
+    """Run one case; return what it matched, or raise naming the first element that differs.
 
-    ``@file`` inputs and outputs are relative to ``cwd`` (the repo root).
+    ``@file`` inputs and outputs are relative to ``cwd`` (the repo root). The
+    comparison is ``comparison.mismatch``: exact where the case says 0.
     """
-    argv = case.argv(toolchains.real_program(run_module), module, device)
-    limit = toolchains.TIMEOUTS.get("RUN_TIMEOUT")
-    try:
-        result = subprocess.run(argv, capture_output=True, text=True, cwd=cwd, errors="replace",
-                                timeout=limit)
-    except subprocess.TimeoutExpired:
-        raise UserError(f"{module} on device '{device}': "
-                        + toolchains.timeout_message("iree-run-module", limit, "RUN_TIMEOUT"),
-                        file=expected_file, entry=case.entry) from None
-    except OSError as e:
-        raise UserError(f"cannot run {run_module}: {e.strerror}", file=expected_file) from None
-    output = result.stdout + result.stderr
-    if result.returncode < 0:
-        raise UserError(f"{module} on device '{device}': "
-                        + toolchains.crash_message("iree-run-module", -result.returncode)
-                        + f" running @{case.function}:\n{output.strip()}",
-                        file=expected_file, entry=case.entry)
-    if result.returncode != 0:
-        raise UserError(f"{module} on device '{device}' does not produce the expected "
-                        f"outputs of @{case.function}:\n{output.strip()}",
-                        file=expected_file, entry=case.entry)
-    return output
+    where = {"file": expected_file, "entry": case.entry}
+    with tempfile.TemporaryDirectory(prefix="iree-kernels-check-") as work:
+        outputs = os.path.join(work, "outputs.npy")
+        argv = case.argv(toolchains.real_program(run_module), module, device, outputs)
+        limit = toolchains.TIMEOUTS.get("RUN_TIMEOUT")
+        try:
+            result = subprocess.run(argv, capture_output=True, text=True, cwd=cwd,
+                                    errors="replace", timeout=limit)
+        except subprocess.TimeoutExpired:
+            raise UserError(f"{module} on device '{device}': "
+                            + toolchains.timeout_message("iree-run-module", limit, "RUN_TIMEOUT"),
+                            **where) from None
+        except OSError as e:
+            raise UserError(f"cannot run {run_module}: {e.strerror}", file=expected_file) from None
+        output = result.stdout + result.stderr
+        if result.returncode < 0:
+            raise UserError(f"{module} on device '{device}': "
+                            + toolchains.crash_message("iree-run-module", -result.returncode)
+                            + f" running @{case.function}:\n{output.strip()}", **where)
+        if result.returncode != 0:
+            raise UserError(f"{module} on device '{device}' cannot run @{case.function}:\n"
+                            f"{output.strip()}", **where)
+        with open(outputs, "rb") as f:
+            computed = [np.load(f) for _ in case.outputs]
+    for n, (actual, text) in enumerate(zip(computed, case.outputs)):
+        try:
+            expected = parse_value(text, cwd or ".")
+        except (ValueError, OSError) as e:
+            raise UserError(f"output {n + 1}: {e}", **where) from None
+        wrong = mismatch(actual, expected, case.tolerance)
+        if wrong:
+            raise UserError(f"{module} on device '{device}' does not produce the expected "
+                            f"outputs of @{case.function}: result {n}: {wrong}", **where)
+    return (f"{module}: @{case.function} gave the {len(case.outputs)} expected output(s) "
+            f"({case.tolerance.describe()})\n")
 
 
 def main(argv: list[str] | None = None) -> int:

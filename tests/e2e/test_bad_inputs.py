@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,6 +22,7 @@ import pytest
 from conftest import REPO
 from iree_kernels import toolchains
 
+MLP_CASE_INPUTS = tomllib.loads((REPO / "models/mlp.expected.toml").read_text())["case"][0]["inputs"]
 BASE = """
 [models.mlp]
 source = "models/mlp.mlir"
@@ -223,7 +225,31 @@ CASES = [
          files={"models/mlp.expected.toml": '[[case]]\nfunction = "main"\ninputs = ["4x8xf32=1", '
                 '"8x16xf32=1", "16xf32=0"]\noutputs = ["4xf32=1"]\n'},
          args=("check", "IREE_TARGETS=llvm-cpu"), absent="build/llvm-cpu/mlp.check"),
+    # mlp computes 23 27 26.5 21; 23.000001907348633 is the next float32 after 23.
+    Case("one-ulp-off-with-exact-comparison", BASE, "build/llvm-cpu/mlp.vmfb on device "
+         "'local-sync' does not produce the expected outputs of @main: result 0: element [0] is "
+         "23.0, expected 23.000001907348633 (difference -1.9073486328125e-06, 1 ulp); 1 of 4 "
+         "elements differ (exact)",
+         files={"models/mlp.expected.toml": '[[case]]\nfunction = "main"\ninputs = ['
+                + ", ".join(f'"{v}"' for v in MLP_CASE_INPUTS)
+                + ']\noutputs = ["4xf32=23.000001907348633 27 26.5 21"]\n'
+                'targets = ["llvm-cpu"]\natol = 0\nrtol = 0\n'},
+         args=("check", "IREE_TARGETS=llvm-cpu"), absent="build/llvm-cpu/mlp.check"),
+    Case("tolerance-negative", BASE, "field 'ulp': must be a non-negative integer (0: exact)",
+         files={"models/mlp.expected.toml": '[[case]]\nfunction = "main"\noutputs = ["4xf32=1"]\n'
+                'ulp = -1\n'}, args=("check", "IREE_TARGETS=llvm-cpu")),
 ]
+
+
+def test_an_exact_case_passes_only_bit_for_bit(project):
+    project.copy(REPO / "models/mlp.mlir", "models/mlp.mlir")
+    project.write("kernels/demo.toml", '[models.mlp]\nsource = "models/mlp.mlir"\n'
+                  'targets = ["llvm-cpu"]\n')
+    project.write("models/mlp.expected.toml", '[[case]]\nfunction = "main"\ninputs = ['
+                  + ", ".join(f'"{v}"' for v in MLP_CASE_INPUTS)
+                  + ']\noutputs = ["4xf32=23 27 26.5 21"]\nulp = 0\n')
+    project.scons("check")
+    assert "@main gave the 1 expected output(s) (exact)" in project.read("build/llvm-cpu/mlp.check")
 
 
 def test_catalogue_is_large_enough():

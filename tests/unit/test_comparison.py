@@ -1,0 +1,59 @@
+"""Output comparisons: tolerances that mean what they say, mismatches said in full precision."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from iree_kernels.comparison import Tolerance, mismatch, parse_value, ulp_distance
+
+
+def test_values_are_read_as_iree_run_module_writes_them(tmp_path):
+    assert parse_value("4xf32=1 2 3.5 4").tolist() == [1, 2, 3.5, 4]
+    assert parse_value("2x3xf32=7").tolist() == [[7] * 3] * 2          # a splat
+    assert parse_value("i32=5").dtype == np.int32 and parse_value("i32=5").shape == ()
+    np.save(tmp_path / "x.npy", np.arange(3, dtype=np.float32))
+    assert parse_value("@x.npy", tmp_path).tolist() == [0, 1, 2]
+    with pytest.raises(ValueError, match="has 3 values for shape"):
+        parse_value("4xf32=1 2 3")
+
+
+ONE_ULP = np.nextafter(np.float32(1.0462400e10), np.float32(np.inf))
+
+
+def test_zero_tolerance_is_bit_for_bit():
+    expected = np.array([1.0462400e10, 1.0], np.float32)
+    actual = np.array([ONE_ULP, 1.0], np.float32)
+    for exact in (Tolerance(atol=0, rtol=0), Tolerance(ulp=0), Tolerance(rtol=0)):
+        said = mismatch(actual, expected, exact)
+        assert said.startswith("element [0] is 10462401536.0, expected 10462400512.0 "
+                               "(difference 1024.0, 1 ulp); 1 of 2 elements differ (exact)")
+    assert mismatch(actual, expected, Tolerance()) is None          # the default: rtol 1e-5
+    assert mismatch(actual, expected, Tolerance(ulp=1)) is None
+
+
+def test_nan_equals_nan_only_bit_for_bit():
+    nan = np.array([np.nan], np.float32)
+    assert mismatch(nan, nan.copy(), Tolerance(atol=0, rtol=0)) is None
+    assert mismatch(nan, np.array([1.0], np.float32), Tolerance()) is not None
+
+
+def test_a_mismatch_names_its_index_in_every_dimension():
+    expected = np.zeros((2, 3), np.float32)
+    actual = expected.copy()
+    actual[1, 2] = 0.5
+    said = mismatch(actual, expected, Tolerance(atol=0.1))
+    assert said.startswith("element [1, 2] is 0.5, expected 0.0 (difference 0.5, ")
+    assert said.endswith("1 of 6 elements differ (atol 0.1)")
+
+
+def test_shape_and_type_differences_are_said():
+    assert mismatch(np.zeros(3, np.float32), np.zeros(4, np.float32), Tolerance()) == \
+        "has shape [3], expected [4]"
+    assert "element type int32, expected float32" in \
+        mismatch(np.zeros(3, np.int32), np.zeros(3, np.float32), Tolerance())
+
+
+def test_ulp_distance_crosses_zero():
+    assert ulp_distance(np.array([0.0], np.float32), np.array([-0.0], np.float32)).item() == 0
+    tiny = np.nextafter(np.float32(0), np.float32(1))
+    assert ulp_distance(np.array([tiny], np.float32), np.array([-tiny], np.float32)).item() == 2
