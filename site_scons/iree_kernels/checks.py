@@ -156,8 +156,8 @@ def run_case(case: Case, run_module: str, module: str, device: str,
                             + toolchains.crash_message("iree-run-module", -result.returncode)
                             + f" running @{case.function}:\n{output.strip()}", **where)
         if result.returncode != 0:
-            raise UserError(f"{module} on device '{device}' cannot run @{case.function}:\n"
-                            f"{output.strip()}", **where)
+            raise UserError(f"{module} on device '{device}' does not produce the expected "
+                            f"outputs of @{case.function}:\n{output.strip()}", **where)
         with open(outputs, "rb") as f:
             computed = [np.load(f) for _ in case.outputs]
     for n, (actual, text) in enumerate(zip(computed, case.outputs)):

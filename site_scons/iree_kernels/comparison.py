@@ -5,8 +5,9 @@ Values are written as iree-run-module reads them (``4xf32=1 2 3 4``,
 passes when ``|actual - expected| <= atol + rtol * |expected|``) and, for
 floating-point outputs, ``ulp`` (at most that many representable values
 apart). Zero means zero: ``atol = 0, rtol = 0`` or ``ulp = 0`` is bit-for-bit
-equality (a NaN equals a NaN of the same bits). With none given, ``rtol`` is
-1e-5, iree-run-module's own default. A mismatch is described by its index, both
+equality (a NaN equals a NaN of the same bits). With none given, the defaults
+of iree-run-module's own comparison apply: ``atol`` 1e-4 (1e-3 for 16-bit
+floats) and ``rtol`` 1e-5; integers compare exactly. A mismatch is described by its index, both
 values in full precision, their difference and their distance in ulps.
 This module runs nothing.
 """
@@ -19,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 DEFAULT_RTOL = 1e-5
+DEFAULT_ATOL = {2: 1e-3, 4: 1e-4, 8: 1e-4}     # by float size in bytes
 _DTYPES = {"f16": np.float16, "bf16": None, "f32": np.float32, "f64": np.float64,
            "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
            "si8": np.int8, "si16": np.int16, "si32": np.int32, "si64": np.int64,
@@ -43,7 +45,7 @@ class Tolerance:
             return "exact"
         parts = [f"{name} {value}" for name, value in
                  (("atol", self.atol), ("rtol", self.rtol), ("ulp", self.ulp)) if value]
-        return ", ".join(parts) or f"rtol {DEFAULT_RTOL} (the default)"
+        return ", ".join(parts) or "the default tolerance"
 
 
 def parse_value(text: str, root: str | Path = ".") -> np.ndarray:
@@ -94,8 +96,10 @@ def _close(actual: np.ndarray, expected: np.ndarray, tolerance: Tolerance) -> np
         return same
     if tolerance.ulp is not None and actual.dtype.kind == "f":
         return same | (ulp_distance(actual, expected) <= tolerance.ulp)
-    atol = tolerance.atol or 0.0
-    rtol = DEFAULT_RTOL if untoleranced else (tolerance.rtol or 0.0)
+    if untoleranced:
+        atol, rtol = DEFAULT_ATOL.get(actual.dtype.itemsize, 0.0), DEFAULT_RTOL
+    else:
+        atol, rtol = tolerance.atol or 0.0, tolerance.rtol or 0.0
     a, e = actual.astype(np.float64), expected.astype(np.float64)
     return same | (np.abs(a - e) <= atol + rtol * np.abs(e))
 
