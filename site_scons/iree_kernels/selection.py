@@ -22,7 +22,7 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass
 
-from .codegen_cache import normalized
+from .codegen_cache import _name_pattern, normalized
 from .errors import UserError
 from .executables import Executable
 from .manifest import Substitution, closest
@@ -114,6 +114,22 @@ def _moved(sub: Substitution, executables: dict[str, Executable], prints: dict[s
              "no executable has that fingerprint now: what it computes changed")
     return (f"executable '{sub.executable}' has moved: it no longer has fingerprint "
             f"{sub.fingerprint} (it has {prints.get(sub.executable, 'none')[:19]}); {found}")
+
+
+def renamed_source(text: str, source: str, name: str) -> str:
+    """A source kernel (one ``hal.executable``) with its executable renamed ``name``.
+
+    A kernel copied from a dump holds the executable's name, and its export's
+    name starts with it: a selector that lands on a renumbered executable needs
+    the kernel renamed to match, textually, as ``codegen_cache.normalized`` does.
+    """
+    with Program(text, source) as parsed:
+        names = [e.name for e in parsed.executables()]
+    if len(names) != 1:
+        raise UserError(f"a source kernel selected by export or fingerprint must hold one "
+                        f"hal.executable (it holds {len(names)}), which the build renames "
+                        "to the executable it lands on", file=source)
+    return _name_pattern(names[0]).sub(lambda _: name, text)
 
 
 def _listing(names: list[str], executables: dict[str, Executable],

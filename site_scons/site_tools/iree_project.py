@@ -39,6 +39,7 @@ SHORT_COMSTRS = {
     "SPIRVCOMSTR": "SPIRV    $SOURCE",
     "ELFCOMSTR": "CC       $SOURCE",
     "IREE_WRAPPERCOMSTR": "WRAP     $TARGET",
+    "IREE_RENAMECOMSTR": "RENAME   $TARGET",
     "IREE_DUMPLISTCOMSTR": "LIST     $TARGET",
     "IREE_BENCHCOMSTR": "BENCH    $TARGET",
     "IREE_BENCHREPORTCOMSTR": "REPORT   $TARGET",
@@ -242,6 +243,10 @@ def _declare_kernel(env, sub, dump, resolved, here, build, missing: str) -> dict
 def _declare_compiled_kernel(env, sub, resolved, here, build, missing: str):
     source = env.File(f"#{sub.file}")
     compiles_to = kernel_kind(sub.file).compiles_to
+    if compiles_to is None and sub.mode == "source" and not sub.executable:
+        # Its executable's name is the one it was copied from: rename it to the one selected.
+        return env.IreeRenamedSource(here.File(f"{_file_name(sub.key)}.source.mlir"),
+                                     [source, resolved, env.Value(sub.key)])[0]
     if compiles_to is None:
         return source
     built = build.File(Path(sub.file).with_suffix(compiles_to).as_posix())

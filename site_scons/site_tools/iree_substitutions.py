@@ -9,6 +9,8 @@ Builders:
                          -> substitutions.flags, substitutions.json
   IreeSpirvEntryPoint    shader.spv + resolved.json + Value(substitution key)
                          -> a copy whose entry point 'main' has the export's name
+  IreeRenamedSource      kernel.mlir + resolved.json + Value(substitution key)
+                         -> the source kernel with its executable renamed to the one selected
   IreeWrapper            Value(substitution) + executables.mlir + resolved.json + kernel
                          -> a hal.executable linking the kernel with its own launch shape
 
@@ -91,6 +93,14 @@ def name_spirv_entry_point(target, source, env):
 
 
 @reporting_user_errors
+def rename_source(target, source, env):
+    kernel, resolved, key = source[0], source[1], source[2].read()
+    landing = _landed(resolved)[key]
+    write_atomically(target[0].abspath, selection.renamed_source(
+        kernel.get_text_contents(), str(kernel), landing.executable))
+
+
+@reporting_user_errors
 def write_wrapper(target, source, env):
     fields = {k: v for k, v in json.loads(source[0].read()).items() if k != "library"}
     sub = Substitution.from_dict(fields)
@@ -119,7 +129,8 @@ def generate(env):
                    IREE_RESOLVECOMSTR="Resolving the executables substitutions select $TARGET",
                    IREE_SUBSTITUTECOMSTR="Checking and rendering substitutions $TARGET",
                    IREE_ENTRYPOINTCOMSTR="Naming the entry point of $TARGET",
-                   IREE_WRAPPERCOMSTR="Rendering the wrapper $TARGET")
+                   IREE_WRAPPERCOMSTR="Rendering the wrapper $TARGET",
+                   IREE_RENAMECOMSTR="Renaming the kernel's executable $TARGET")
     env["BUILDERS"]["IreeOptionsFile"] = SCons.Builder.Builder(
         action=SCons.Action.Action(write_options, "$IREE_OPTIONSCOMSTR"),
         suffix=".flags")
@@ -130,6 +141,8 @@ def generate(env):
         suffix=".flags", emitter=_substitutions_emitter)
     env["BUILDERS"]["IreeWrapper"] = SCons.Builder.Builder(
         action=SCons.Action.Action(write_wrapper, "$IREE_WRAPPERCOMSTR"), suffix=".mlir")
+    env["BUILDERS"]["IreeRenamedSource"] = SCons.Builder.Builder(
+        action=SCons.Action.Action(rename_source, "$IREE_RENAMECOMSTR"), suffix=".mlir")
     env["BUILDERS"]["IreeSpirvEntryPoint"] = SCons.Builder.Builder(
         action=SCons.Action.Action(name_spirv_entry_point, "$IREE_ENTRYPOINTCOMSTR"),
         suffix=".spv")
