@@ -16,7 +16,8 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import REPO
+from conftest import REPO, run_module
+from iree_kernels import runtime, toolchains
 
 sys.path.insert(0, str(REPO / "models"))
 from generate_layers import Layer, arguments, example_input, model_mlir  # noqa: E402
@@ -56,7 +57,6 @@ def write_model(project, inserted: bool) -> list[Layer]:
 
 
 def outputs(project, stack: list[Layer]) -> np.ndarray:
-    from iree_kernels import toolchains
     inputs = []
     for name, array in arguments(stack, example_input(stack)).items():
         path = project.root / "inputs" / f"{name}.npy"
@@ -152,3 +152,60 @@ file = "kernels/norm.mlir"
             f"longer has fingerprint {norm['fingerprint']}") in first_error, build.output
     assert ("the computation with that fingerprint is now executable main_dispatch_7 "
             "(main_dispatch_7_reduction_Dx7_f32)") in first_error, build.output
+
+
+needs_clang = pytest.mark.skipif(toolchains.on_path("clang") is None, reason="no clang")
+needs_vulkan = pytest.mark.skipif(
+    toolchains.on_path("glslangValidator") is None or
+    "vulkan" not in runtime.available_drivers(toolchains.iree_tool("iree-run-module")),
+    reason="no glslangValidator or no Vulkan device")
+SAXPY = """
+[models.saxpy]
+source = "models/saxpy.mlir"
+targets = ["llvm-cpu", "vulkan"]
+
+[[substitutions]]
+model = "saxpy"
+target = "{target}"
+export = "main_dispatch_*"
+file = "{file}"
+mode = "wrapped"
+workgroup_count = ["ceildiv(w0, {per_group})"]
+"""
+N = 3000
+
+
+def saxpy(project, target: str, file: str, per_group: int, more: str = "") -> list[float]:
+    project.copy(REPO / "models/saxpy.mlir", "models/saxpy.mlir")
+    project.write("kernels/demo.toml", SAXPY.format(target=target, file=file,
+                                                    per_group=per_group) + more)
+    build = project.scons(f"IREE_TARGETS={target}")
+    assert build.ran("RESOLVE") == [f"build/{target}/saxpy/resolved.json"]
+    assert landed_in(project, target)["executable"] == "main_dispatch_0"
+    device = "local-sync" if target == "llvm-cpu" else "vulkan"
+    out = run_module(project.root / f"build/{target}/saxpy.vmfb", device, "main",
+                     [f"{N}xf32=3", f"{N}xf32=1"])
+    return [float(v) for v in out.split("=", 1)[1].split()]
+
+
+def landed_in(project, target: str) -> dict:
+    (record,) = json.loads(project.read(f"build/{target}/saxpy/substitutions.json"))["substitutions"]
+    return record
+
+
+@needs_clang
+def test_wrapped_c_kernel_selected_by_export(project):
+    project.write("kernels/saxpy.c", (REPO / "kernels/cpu/saxpy.c").read_text()
+                  .replace("2.0f * x[i] + y[i]", "x[i] - y[i] * 2.0f"))
+    assert saxpy(project, "llvm-cpu", "kernels/saxpy.c", 1024) == [1.0] * N
+    wrapper = landed_in(project, "llvm-cpu")["wrapper"]
+    assert wrapper.startswith("build/llvm-cpu/saxpy/export_main_dispatch__-")
+    assert "hal.executable.export public @main_dispatch_0_" in project.read(wrapper)
+
+
+@needs_vulkan
+def test_glsl_kernel_selected_by_export_gets_the_export_as_entry_point(project):
+    project.copy(REPO / "kernels/vulkan/saxpy_128.glsl", "kernels/saxpy.glsl")
+    out = saxpy(project, "vulkan", "kernels/saxpy.glsl", 128, "workgroup_size = [128]\n")
+    assert out == [7.0] * N
+    assert landed_in(project, "vulkan")["export"].startswith("main_dispatch_0_")
