@@ -117,6 +117,7 @@ file = "kernels/norm.mlir"
     x = example_input(stack)
     assert np.abs(expected(stack, x, True) - expected(stack, x, False)).max() > 1e-3
     np.testing.assert_allclose(outputs(project, stack), expected(stack, x, True), atol=1e-5)
+    assert project.scons("IREE_TARGETS=llvm-cpu", "--question", expect_ok=False).returncode == 0
 
     # One more layer: the row norm is now main_dispatch_7, and the same kernel replaces it.
     stack = write_model(project, inserted=True)
