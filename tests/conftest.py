@@ -94,6 +94,8 @@ def reference_module(root: Path, target: str, model: str, source: str, out: Path
     """
     from iree_kernels import toolchains
     here = f"build/{target}/{model}"
+    if source.endswith(".onnx"):
+        source = f"build/models/{model}.mlir"         # what the build imported it to
     out.parent.mkdir(parents=True, exist_ok=True)
     subprocess.run([toolchains.iree_compile(), source, f"@{here}/options.flags",
                     f"@{here}/substitutions.flags", "-o", str(out)],

@@ -336,6 +336,14 @@ class Compiler:
         toolchains.run(argv, doing=what)
 
 
+class CodegenFailed(UserError):
+    """IREE's codegen failed for some executables; every other entry of their batches was stored."""
+
+    def __init__(self, failures: list[tuple[Entry, str]], log: str) -> None:
+        self.failures, self.log = failures, log     # (entry, IREE's first error about it)
+        super().__init__(f"IREE's codegen failed for {len(failures)} executable(s)")
+
+
 def compile_entries(compiler: Compiler, entries: list[tuple[Entry, str]], jobs: int = 1,
                     slots: threading.Semaphore | None = None, cores: int = 1) -> None:
     """Compile every (entry, source) in up to ``jobs`` batches, each one or two iree-compile runs.
@@ -346,7 +354,9 @@ def compile_entries(compiler: Compiler, entries: list[tuple[Entry, str]], jobs: 
     only contend); fewer batches than cores keep IREE's threads. Files appear
     whole (written aside, then renamed), so builds sharing the folder see an
     entry complete or not at all; two builds compiling the same entry write
-    the same bytes.
+    the same bytes. Executables IREE fails to translate are left out of their
+    batch, which is compiled again without them, then reported together
+    (``CodegenFailed``).
     """
     if not entries:
         return
@@ -356,24 +366,49 @@ def compile_entries(compiler: Compiler, entries: list[tuple[Entry, str]], jobs: 
 
     def run(batch):
         with slots:
-            _compile_batch(compiler, batch, threads)
+            return _compile_batch(compiler, batch, threads)
 
+    failures, logs = [], []
     with concurrent.futures.ThreadPoolExecutor(count) as pool:
         for done in [pool.submit(run, entries[i::count]) for i in range(count)]:
-            done.result()
+            failed, log = done.result()
+            failures += failed
+            logs += [log] if log else []
+    if failures:
+        raise CodegenFailed(failures, "\n".join(logs))
+
+
+_ERROR_AT_RE = re.compile(r"^(?P<file>[^\n:]+):(?P<line>\d+):\d+: error: (?P<message>.*)$", re.M)
 
 
 def _compile_batch(compiler: Compiler, batch: list[tuple[Entry, str]],
-                   threads: tuple[str, ...] = ()) -> None:
+                   threads: tuple[str, ...] = ()) -> tuple[list[tuple[Entry, str]], str]:
+    """Compile ``batch``; the entries IREE failed to translate, with their errors, and its log."""
     folder = batch[0][0].folder
     folder.mkdir(parents=True, exist_ok=True)
+    failures, log = [], ""
     with tempfile.TemporaryDirectory(prefix="iree-codegen-cache-") as work:
         work = Path(work)
         sources, translated = work / "sources.mlir", work / "translated.mlir"
-        sources.write_text("\n".join(source for _, source in batch) + "\n", encoding="utf-8")
-        compiler.run([str(sources), "--compile-from=executable-sources",
-                      "--compile-to=executable-targets", *threads, "-o", str(translated)],
-                     "translate executables for the codegen cache")
+        while batch:
+            sources.write_text("\n".join(source for _, source in batch) + "\n",
+                               encoding="utf-8")
+            try:
+                compiler.run([str(sources), "--compile-from=executable-sources",
+                              "--compile-to=executable-targets", *threads,
+                              "-o", str(translated)],
+                             "translate executables for the codegen cache")
+                break
+            except UserError as e:
+                failed = _failed_entries(str(e), str(sources), batch)
+                if not failed:
+                    raise
+                failures += failed
+                log += str(e).replace(str(sources), "<batch>") + "\n"
+                batch = [(entry, source) for entry, source in batch
+                         if entry not in {f for f, _ in failed}]
+        if not batch:
+            return failures, log
         binaries = []
         if batch[0][0].binary_suffix:
             compiler.run([str(translated), "--compile-from=executable-targets",
@@ -384,6 +419,23 @@ def _compile_batch(compiler: Compiler, batch: list[tuple[Entry, str]],
         with Program(translated.read_text(encoding="utf-8"), str(translated)) as program:
             for entry, source in batch:
                 _store(entry, source, program, binaries)
+    return failures, log
+
+
+def _failed_entries(output: str, sources: str, batch: list[tuple[Entry, str]]) -> list[tuple[Entry, str]]:
+    """The entries of ``batch`` whose lines of the batch file ``output``'s errors point at."""
+    starts, line = [], 1
+    for entry, source in batch:
+        starts.append((line, entry))
+        line += source.count("\n") + 1
+    failed = {}
+    for error in _ERROR_AT_RE.finditer(output):
+        if error.group("file") != sources:
+            continue
+        at = int(error.group("line"))
+        entry = next(e for first, e in reversed(starts) if first <= at)
+        failed.setdefault(entry, error.group("message").strip())
+    return list(failed.items())
 
 
 def _store(entry: Entry, source: str, translated: Program, binaries: list[Path]) -> None:

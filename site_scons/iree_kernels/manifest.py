@@ -25,7 +25,11 @@ NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 # like are refused rather than escaped.
 PATH_RE = re.compile(r"^[\w .+,@=/-]+$")
 
-MODEL_KEYS = {"source", "targets", "options", "expected"}
+MODEL_KEYS = {"source", "targets", "options", "expected", "opset"}
+MODEL_SUFFIXES = (".mlir", ".mlirbc", ".onnx")
+# The ONNX opset an .onnx source is converted to before it is imported (when
+# the model's own is older): 17 is what IREE's ONNX tests import at.
+DEFAULT_OPSET = 17
 SUBSTITUTION_KEYS = {"model", "target", "executable", "export", "fingerprint", "file", "mode",
                      "workgroup_count", "workgroup_size", "function"}
 SELECTOR_KEYS = ("executable", "export", "fingerprint")
@@ -55,6 +59,12 @@ class Model:
     options: dict[str, tuple[str, ...]]
     expected: str | None
     origin: Origin
+    opset: int | None = None          # .onnx sources: the opset they are imported at
+
+    @property
+    def imported(self) -> bool:
+        """Whether the source is imported (.onnx) before iree-compile reads it."""
+        return self.source.endswith(".onnx")
 
 
 @dataclass(frozen=True)
@@ -181,7 +191,8 @@ def _model(root: Path, name: str, entry, origin: Origin, text: str) -> Model:
     if not isinstance(entry, dict):
         raise origin.error("a model must be a table")
     _check_keys(entry, MODEL_KEYS, origin, text)
-    source = _path_field(root, entry, "source", origin, text, required=True, suffixes=(".mlir", ".mlirbc"))
+    source = _path_field(root, entry, "source", origin, text, required=True, suffixes=MODEL_SUFFIXES)
+    opset = _opset(entry, source, origin, text)
     targets = entry.get("targets", list(TARGETS))
     if not isinstance(targets, list) or not all(isinstance(t, str) for t in targets):
         raise _field_error(origin, text, "targets", "must be a list of target names")
@@ -204,7 +215,21 @@ def _model(root: Path, name: str, entry, origin: Origin, text: str) -> Model:
         default = Path(source).with_suffix(".expected.toml")
         expected = default.as_posix() if (root / default).is_file() else None
     return Model(name, source, tuple(targets),
-                 {t: tuple(f) for t, f in options.items()}, expected, origin)
+                 {t: tuple(f) for t, f in options.items()}, expected, origin, opset)
+
+
+def _opset(entry: dict, source: str, origin: Origin, text: str) -> int | None:
+    """The opset an .onnx source is imported at; None for other sources."""
+    if not source.endswith(".onnx"):
+        if "opset" in entry:
+            raise _field_error(origin, text, "opset", f"only an .onnx source takes 'opset' "
+                               f"(this model's source is {source})")
+        return None
+    opset = entry.get("opset", DEFAULT_OPSET)
+    if type(opset) is not int or not 1 <= opset <= 1000:
+        raise _field_error(origin, text, "opset", f"must be an ONNX opset version, a positive "
+                           f"integer such as {DEFAULT_OPSET} (the default), not {opset!r}")
+    return opset
 
 
 def _substitution(root: Path, entry, origin: Origin, text: str) -> Substitution:
@@ -357,10 +382,15 @@ def _path_field(root: Path, entry: dict, key: str, origin: Origin, text: str,
     if not resolved.is_relative_to(root):
         raise _field_error(origin, text, key, f"'{value}' is outside the repository")
     if suffixes and not value.endswith(suffixes):
-        raise _field_error(origin, text, key, f"'{value}' should end in {' or '.join(suffixes)}")
+        raise _field_error(origin, text, key, f"'{value}' should end in {_one_of(suffixes)}")
     if not resolved.is_file():
         raise _field_error(origin, text, key, f"file not found: {value}")
     return resolved.relative_to(root).as_posix()
+
+
+def _one_of(words) -> str:
+    """'a', 'a or b', 'a, b or c'."""
+    return " or ".join(filter(None, [", ".join(words[:-1]), words[-1]]))
 
 
 def _resolve(root: Path, value: str) -> Path:

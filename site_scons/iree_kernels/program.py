@@ -85,6 +85,12 @@ class Program:
         found[0].move_before(original)
         original.erase()
 
+    def is_external(self, name: str) -> bool:
+        """Whether ``hal.executable @name`` links objects and has no code to translate."""
+        variants = _ops_named(self._executable(name), "hal.executable.variant")
+        return bool(variants) and all("objects" in v.attributes
+                                      and not _ops_named(v, "builtin.module") for v in variants)
+
     def executable_text(self, name: str) -> str:
         return _print(self._executable(name))
 

@@ -126,6 +126,7 @@ def declare_project(env, manifests=None):
     selected = _selected_targets(env)
     modules, check_nodes, released = [], [], []
     for model in project.models.values():
+        model = env.IreeImportedModel(model, build.Dir("models"))   # .onnx: reads its import
         for target in model.targets:
             if target not in selected:
                 continue
@@ -365,7 +366,7 @@ def _declare_check(env, model, target, module):
 def generate(env):
     for tool in ("iree_compile", "iree_substitutions", "iree_run", "ptx", "glsl", "elf_object",
                  "iree_dump", "iree_bench", "iree_scaffold",
-                 "iree_cache", "iree_release", "iree_program"):
+                 "iree_cache", "iree_release", "iree_program", "onnx_import"):
         env.Tool(tool)
     env.AddMethod(declare_project, "IreeKernelProject")
 

@@ -58,6 +58,7 @@ def line_of(text: str, snippet: str) -> int:
 
 
 EW = dict(model="ew", executable="main_dispatch_0")
+ONNX_NET = '\n[models.net]\nsource = "models/net.onnx"\ntargets = ["llvm-cpu"]\n'
 CASES = [
     # The manifest itself: refused before anything is built (exit 2).
     Case("malformed-toml", BASE + "[[substitutions]\n", "kernels/demo.toml:9: not valid TOML"),
@@ -212,6 +213,13 @@ CASES = [
     Case("scaffold-into-an-unread-manifest", BASE, "SCAFFOLD_MANIFEST=other/x.toml is not one of "
          "the manifests the build reads", args=("scaffold", "SCAFFOLD=mlp/cuda/main_dispatch_0",
                                                 "SCAFFOLD_MANIFEST=other/x.toml")),
+    Case("opset-on-an-mlir-source", BASE.replace('source = "models/ew.mlir"\n',
+                                                  'source = "models/ew.mlir"\nopset = 17\n'),
+         "kernels/demo.toml:8: models.ew: field 'opset': only an .onnx source takes 'opset'"),
+    Case("onnx-does-not-parse", BASE + ONNX_NET, "[build/models/net.mlir] kernels/demo.toml:10: "
+         "models.net: cannot import models/net.onnx: DecodeError: Error parsing message",
+         files={"models/net.onnx": b"\x08\x07garbage"}, args=("build/llvm-cpu/net.vmfb",),
+         absent="build/models/net.mlir"),
     Case("wrong-expected-output", BASE, "models/mlp.expected.toml: [[case]] #1: build/llvm-cpu/mlp.vmfb "
          "on device 'local-sync' does not produce the expected outputs of @main",
          files={"models/mlp.expected.toml": '[[case]]\nfunction = "main"\ninputs = ["4x8xf32=1", '

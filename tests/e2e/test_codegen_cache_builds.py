@@ -79,6 +79,9 @@ def test_cached_module_computes_what_a_plain_compile_does(project, target):
     make(project, [target])
     cold = project.scons(f"EXECUTABLE_CACHE={target}", "-j2", "check")
     assert len(cold.ran("CODEGEN")) == 41
+    # Every executable cached: the module's compile starts after translation.
+    assert project.read(f"build/{target}/layers/module/layers.flags") == \
+        "--compile-from=executable-targets\n"
     assert "models/layers.expected.toml matched" in cold.output
     project.scons("EXECUTABLE_CACHE=0", "BUILD_DIR=plain")
     cached = outputs(project, f"build/{target}/layers.vmfb", DEVICES[target])
@@ -180,6 +183,8 @@ def test_kernel_edits_never_rerun_the_front_end_and_substitutions_win(project):
     shader = project.root / "kernels/rowsum.glsl"          # the substituted object, edited:
     shader.write_text(shader.read_text().replace("row_sums[row] = sum;",   # twice the sum
                                                  "row_sums[row] = 2.0 * sum;"))
+    assert project.read("build/vulkan/mlp/module/mlp.flags") == \
+        "--compile-from=executable-sources\n"           # the object-substituted one is translated
     fourth = project.scons("EXECUTABLE_CACHE=1")
     assert fourth.ran("FRONTEND") == fourth.ran("ASSEMBLE") == []    # objects are linked last
     assert fourth.ran("IREE") == ["build/vulkan/mlp.vmfb"]

@@ -77,3 +77,48 @@ def test_editing_a_source_kernel_does_not_run_the_front_end_again(project):
     assert edited.ran("ASSEMBLE") == ["build/llvm-cpu/mlp/module/mlp.mlir"]
     assert edited.ran("IREE") == ["build/llvm-cpu/mlp.vmfb"]
     assert project.scons("EXECUTABLE_CACHE=0", "--question", expect_ok=False).returncode == 0
+
+
+CONV_MANIFEST = """
+[models.conv1x1]
+source = "models/conv1x1.onnx"
+targets = ["cuda"]
+"""
+WRAPPED = """
+[[substitutions]]
+model = "conv1x1"
+target = "cuda"
+executable = "conv1x1$async_dispatch_0"
+file = "kernels/conv1x1_relu.cu"
+mode = "wrapped"
+workgroup_size = [256]
+workgroup_count = ["ceildiv(16 * 3025, 256)"]
+"""
+
+
+@pytest.mark.skipif(toolchains.nvcc() is None, reason="needs nvcc")
+def test_a_wrapped_kernel_stands_in_for_an_executable_iree_cannot_compile(project):
+    """IREE 3.13's CUDA codegen fails on conv1x1's convolution; the error names it, the kernel replaces it."""
+    project.copy(REPO / "models/conv1x1.onnx", "models/conv1x1.onnx")
+    project.copy(REPO / "kernels/cuda/conv1x1_relu.cu", "kernels/conv1x1_relu.cu")
+    project.write("kernels/m.toml", CONV_MANIFEST)
+    failed = project.scons(expect_ok=False)
+    assert failed.returncode == 2 and "Traceback" not in failed.output
+    error = next(line for line in failed.output.splitlines() if line.startswith("scons: ***"))
+    assert error == (
+        "scons: *** [build/cuda/conv1x1/module/conv1x1.mlir] IREE's cuda codegen fails for 1 "
+        "executable(s) of model 'conv1x1': conv1x1$async_dispatch_0 (export "
+        "conv1x1$async_dispatch_0_reduction_16x3025x64_f32, 2 bindings [0:ro, 1:rw], 0 push "
+        "constants): 'func.func' op failed to distribute. A wrapped kernel (mode = \"wrapped\") "
+        "replaces an executable without IREE compiling it. IREE's errors: "
+        "build/cuda/conv1x1/codegen-errors.log")
+    assert "failed to distribute" in project.read("build/cuda/conv1x1/codegen-errors.log")
+    assert project.scons("--question", expect_ok=False).returncode != 0
+    project.write("kernels/m.toml", CONV_MANIFEST + WRAPPED)
+    built = project.scons()
+    assert built.ran("IREE") == ["build/cuda/conv1x1.vmfb"]
+    assert built.ran("FRONTEND") == []                 # the model did not change
+    # Nothing is left for IREE to translate: its compile resumes after translation.
+    assert project.read("build/cuda/conv1x1/module/conv1x1.flags") == \
+        "--compile-from=executable-targets\n"
+    assert project.scons("--question", expect_ok=False).returncode == 0

@@ -228,3 +228,40 @@ def test_a_file_swapped_after_the_entry_was_checked_is_not_taken(tmp_path):
     entry.translated.write_text(executable(codegen_cache.compiled_name(entry.key), "6.0"))
     with pytest.raises(UserError, match="changed while this build read it"):
         assemble(text, planned)
+
+
+class FailingOn(codegen_cache.Compiler):
+    """A stand-in iree-compile: 'translates' by copying, failing at the line holding ``marker``."""
+
+    def __init__(self, marker: str) -> None:
+        super().__init__("iree-compile", ())
+        object.__setattr__(self, "marker", marker)
+        object.__setattr__(self, "runs", [])
+
+    def run(self, argv, what):
+        source = argv[0]
+        lines = open(source).read().split("\n")
+        self.runs.append(len(lines))
+        bad = [n for n, line in enumerate(lines, 1) if self.marker in line]
+        if bad:
+            raise UserError(f"iree-compile failed to {what}:\n{source}:{bad[0]}:7: error: "
+                            "'func.func' op failed to distribute\n(the op, printed)")
+        open(argv[argv.index("-o") + 1], "w").write("\n".join(lines))
+
+
+def test_a_batch_keeps_what_iree_compiled_and_names_what_it_could_not(tmp_path):
+    text = program(executable("main_dispatch_0"), executable("main_dispatch_1", "7.0"),
+                   executable("main_dispatch_2", "2.0"))
+    planned = plan(text, "llvm-cpu", tmp_path, "v", [])
+    compiler = FailingOn("7.000000e+00")
+    with pytest.raises(codegen_cache.CodegenFailed) as failed:
+        codegen_cache.compile_entries(compiler, planned.misses, jobs=1)
+    bad = planned.entries["main_dispatch_1"]
+    assert [(entry.key, message) for entry, message in failed.value.failures] == \
+        [(bad.key, "'func.func' op failed to distribute")]
+    assert "<batch>:" in failed.value.log and str(tmp_path) not in failed.value.log
+    assert len(compiler.runs) == 2                      # once with all three, once without it
+    stored = [name for name, entry in planned.entries.items() if entry.exists()]
+    assert stored == ["main_dispatch_0", "main_dispatch_2"]
+    again = plan(text, "llvm-cpu", tmp_path, "v", [])
+    assert [e.key for e, _ in again.misses] == [bad.key]   # a retry compiles only the failure

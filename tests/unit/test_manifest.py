@@ -123,7 +123,10 @@ def test_round_trip_through_dict(repo):
     (lambda t: t.replace('[models.mlp]', 'title = "x"\n[models.mlp]'),
      "kernels/demo.toml:1: unknown top-level key 'title'"),
     (lambda t: t.replace('source = "models/mlp.mlir"', 'source = "models/mlp.toml"'),
-     "field 'source': 'models/mlp.toml' should end in .mlir or .mlirbc"),
+     "field 'source': 'models/mlp.toml' should end in .mlir, .mlirbc or .onnx"),
+    (lambda t: t.replace('targets = ["llvm-cpu", "vulkan"]', 'targets = ["llvm-cpu", "vulkan"]\nopset = 17'),
+     "kernels/demo.toml:4: models.mlp: field 'opset': only an .onnx source takes 'opset' (this "
+     "model's source is models/mlp.mlir)"),
     (lambda t: t + t[t.index("[[substitutions]]"):],
      "kernels/demo.toml:14: [[substitutions]] #2 (executable 'main$async_dispatch_1' of mlp/llvm-cpu): "
      "field 'executable': executable 'main$async_dispatch_1' of mlp/llvm-cpu is already substituted "
@@ -141,3 +144,34 @@ def test_model_declared_twice_across_manifests(repo):
     with pytest.raises(UserError, match=r"kernels/b.toml:1: models.mlp: model 'mlp' is already "
                                          r"declared in kernels/a.toml"):
         load_project(repo, [repo / "kernels/a.toml", repo / "kernels/b.toml"])
+
+
+ONNX = """\
+[models.net]
+source = "models/net.onnx"
+targets = ["llvm-cpu"]
+"""
+
+
+def test_onnx_source_defaults_to_opset_17(repo):
+    (repo / "models/net.onnx").write_bytes(b"")
+    net = load(repo, ONNX).models["net"]
+    assert (net.source, net.opset, net.imported) == ("models/net.onnx", 17, True)
+    assert net.expected is None
+    (repo / "models/net.expected.toml").write_text("")
+    assert load(repo, ONNX).models["net"].expected == "models/net.expected.toml"
+    mlp = load(repo, GOOD).models["mlp"]
+    assert (mlp.opset, mlp.imported) == (None, False)
+
+
+def test_onnx_opset_from_the_manifest(repo):
+    (repo / "models/net.onnx").write_bytes(b"")
+    assert load(repo, ONNX + "opset = 21\n").models["net"].opset == 21
+
+
+@pytest.mark.parametrize("value", ["0", "-3", '"17"', "17.0", "true", "[17]", "1001"])
+def test_onnx_opset_must_be_a_positive_integer(repo, value):
+    (repo / "models/net.onnx").write_bytes(b"")
+    message = error(repo, "# an ONNX model\n" + ONNX + f"opset = {value}\n")
+    assert message.startswith("kernels/demo.toml:5: models.net: field 'opset': must be an ONNX "
+                              "opset version, a positive integer such as 17 (the default), not "), message

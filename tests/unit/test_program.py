@@ -81,6 +81,16 @@ def test_cutting_the_code_keeps_the_export_whole():
     assert "<workgroup_size = [64 : index, 1 : index, 1 : index]>" in stripped
 
 
+def test_only_an_executable_linking_objects_without_code_is_external():
+    with Program(EXECUTABLE) as program:
+        assert not program.is_external("ex")
+        linked = linking_object(program.without_code("ex"), EmbeddedObject("k.ptx", b"\x01"))
+    with Program(linked) as program:
+        assert program.is_external("ex")
+    with Program(linking_object(EXECUTABLE, EmbeddedObject("k.o", b"\x01"))) as program:
+        assert not program.is_external("ex")             # objects, and code to translate
+
+
 def test_an_object_is_linked_embedded_under_its_name():
     with Program(EXECUTABLE) as program:
         linked = linking_object(program.without_code("ex"), EmbeddedObject("k.ptx", b"\x01\xab"))
