@@ -237,12 +237,12 @@ def main() -> None:
     parser.add_argument("--targets", default="vulkan,llvm-cpu,cuda")
     parser.add_argument("--cache", default="on,off")
     parser.add_argument("--repeat", type=int, default=1)
-    parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("-j", "--jobs", type=int, default=len(os.sched_getaffinity(0)))
     args = parser.parse_args()
     configurations = [(m, t, c == "on") for m in args.models.split(",")
                       for t in args.targets.split(",") for c in args.cache.split(",")
                       if t != "cuda" or m == "layers"]
-    print(f"{os.cpu_count()} cores, scons -j{args.jobs}, median of {args.repeat}; "
+    print(f"{len(os.sched_getaffinity(0))} cores, scons -j{args.jobs}, median of {args.repeat}; "
           "seconds (ratio to plain)")
     print(f"{'model':<12}{'target':<9}{'cache':<6}" + "".join(f"{r:>14}" for r in ROWS)
           + "".join(f"{p:>11}" for p in PHASES), flush=True)

@@ -67,6 +67,7 @@ def listing(model: str, target: str, translated: dict[str, Executable],
         executable = translated[name]
         export = executable.export
         types = sources.get(name, executable).binding_types
+        offsets = sources.get(name, executable).binding_offsets
         lines.append(f"{name}")
         lines.append(f"  export          {export.name}")
         if name in prints:
@@ -74,7 +75,9 @@ def listing(model: str, target: str, translated: dict[str, Executable],
         for binding in export.layout.bindings:
             holds = types[binding.index] if binding.index < len(types) and types[binding.index] else ""
             access = "read-only" if binding.read_only else "read-write"
-            lines.append(f"  binding {binding.index}       {access:10} {holds}".rstrip())
+            at = offsets[binding.index] if binding.index < len(offsets) else ()
+            where = f" at byte offset {', '.join(map(str, at))}" if at else ""
+            lines.append(f"  binding {binding.index}       {access:10} {holds}{where}".rstrip())
         lines.append(f"  push constants  {export.layout.constants} (32-bit)")
         lines.append(f"  workload        {export.workload} value(s): "
                      + (", ".join(f"w{i}" for i in range(export.workload)) or "none"))

@@ -51,6 +51,9 @@ class Executable:
     variant: str = ""         # the variant's symbol name
     target: str = ""          # the variant's #hal.executable.target attribute, as text
     binding_types: tuple[str, ...] = ()   # per binding, e.g. "readonly:tensor<4x16xf32>"
+    # Per binding, the byte offsets its tensors start at inside the buffer
+    # (real models pack several tensors in one), or "from push constants".
+    binding_offsets: tuple[tuple[int | str, ...], ...] = ()
 
     @property
     def export(self) -> Export:
@@ -109,9 +112,10 @@ def _executable(name: str, op) -> Executable:
             ir.StringAttr(attrs["sym_name"]).value,
             ir.IntegerAttr(attrs["ordinal"]).value if "ordinal" in attrs else len(exports),
             parse_layout(layout), size, layout, _workload(export), _count_text(export)))
+    text, count = _text(variant), len(exports[0].layout.bindings) if exports else 0
     return Executable(name, backend, fmt, tuple(exports),
                       ir.StringAttr(variant.attributes["sym_name"]).value, target,
-                      _binding_types(_text(variant), len(exports[0].layout.bindings) if exports else 0))
+                      _binding_types(text, count), binding_offsets(text, count))
 
 
 _SUBSPAN_RE = re.compile(r"binding\((\d+)\)[^\n]*?: !iree_tensor_ext\.dispatch\.tensor<(\w+:tensor<[^>]*>)>")
@@ -121,6 +125,25 @@ def _binding_types(text: str, count: int) -> tuple[str, ...]:
     """What each binding holds, from the subspans of an untranslated executable."""
     found = {int(i): kind for i, kind in _SUBSPAN_RE.findall(text)}
     return tuple(found.get(i, "") for i in range(count))
+
+
+_OFFSET_RE = re.compile(r"binding\((\d+)\)[^\n]*? offset\((%[\w.$#-]+)\)")
+_INDEX_CONSTANT_RE = re.compile(r"^\s*(%[\w.$-]+) = arith\.constant (\d+) : index$", re.M)
+
+
+def binding_offsets(text: str, count: int) -> tuple[tuple[int | str, ...], ...]:
+    """Per binding, the byte offsets of its subspans in an untranslated executable, in order.
+
+    A constant offset is its value; one IREE passes at run time (computed from
+    push constants) is ``"from push constants"``.
+    """
+    constants = {name: int(value) for name, value in _INDEX_CONSTANT_RE.findall(text)}
+    found: dict[int, list[int | str]] = {}
+    for binding, offset in _OFFSET_RE.findall(text):
+        value = constants.get(offset, "from push constants")
+        if value not in found.setdefault(int(binding), []):
+            found[int(binding)].append(value)
+    return tuple(tuple(found.get(i, ())) for i in range(count))
 
 
 def _count_text(export) -> str:

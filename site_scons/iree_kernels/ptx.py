@@ -92,10 +92,21 @@ def check_ptx(module: PtxModule, path: str, executable, *,
         raise UserError(_version_message(subject, module.version, max_version),
                         line=module.version_line or None, **where)
     export = executable.export
-    kernel = module.entries.get(export.name)
+    name = entry_name(export.name)
+    kernel = module.entries.get(name)
     if kernel is None:
-        raise UserError(_missing_entry_message(subject, export.name, module.entries), **where)
+        raise UserError(_missing_entry_message(subject, name, module.entries), **where)
     _check_params(kernel, export.layout, subject, where)
+
+
+def entry_name(export: str) -> str:
+    """The kernel name IREE's CUDA runtime looks up for ``export``: what is not [A-Za-z0-9_] is '_'.
+
+    ONNX imports name exports ``model$async_dispatch_N_...``: their kernels are
+    ``model_async_dispatch_N_...``, as NVPTX writes IREE's own. (A kernel named
+    with the '$' loads as CUDA_ERROR_NOT_FOUND; seen on an H200, driver 580.)
+    """
+    return re.sub(r"[^A-Za-z0-9_]", "_", export)
 
 
 def ptxas_argv(ptxas: str, path: str, arch: str) -> list[str]:
@@ -152,8 +163,8 @@ def _version_message(subject: str, found: tuple[int, int], newest: tuple[int, in
 
 def _missing_entry_message(subject: str, name: str, entries: dict[str, PtxEntry]) -> str:
     found = ", ".join(f"'{n}'" for n in entries)
-    message = (f"{subject}: the PTX has no .entry named '{name}' (the export name "
-               f"IREE launches); found {found}")
+    message = (f"{subject}: the PTX has no .entry named '{name}' (the name IREE "
+               f"launches its export by); found {found}")
     by_plain_name = {_unmangled(n): n for n in entries}
     match = difflib.get_close_matches(name, list(by_plain_name), n=1, cutoff=0.6)
     suggestion = by_plain_name[match[0]] if match else None

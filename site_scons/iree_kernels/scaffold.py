@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from . import ptx
 from .dump import workload_names
 from .errors import UserError
 from .executables import Executable
@@ -62,11 +63,13 @@ def skeleton(language: str, model: str, target: str, source: Executable,
     size = list(export.workgroup_size or (1, 1, 1)) + [1, 1, 1]
     text = render(template, comment="//", model=model, target=target, executable=source,
                   export=source.export, mode=mode, types=source.binding_types,
+                  offsets=source.binding_offsets,
                   ctypes=[_element_type(t, _C_TYPES, "uint8_t") for t in source.binding_types],
                   glsltypes=[_element_type(t, _GLSL_TYPES, "uint") for t in source.binding_types],
                   local_size=size[:3], function=file.rsplit("/", 1)[1].rsplit(".", 1)[0],
                   launch_size="x".join(map(str, size[:3])),
-                  launch_count=workload_names(export.count_text).replace("\n", "; ") or "-")
+                  launch_count=workload_names(export.count_text).replace("\n", "; ") or "-",
+                  entry=ptx.entry_name(source.export.name))
     return Skeleton(file, text, entry)
 
 

@@ -187,7 +187,7 @@ def _stand_in_cached_executables(target, assembled: Program, options, spec: dict
              + f" ({names[entry.key]})")
     try:
         codegen_cache.compile_entries(compiler, plan.misses, jobs, _compile_slots(),
-                                      cores=os.cpu_count() or 1)
+                                      cores=len(os.sched_getaffinity(0)))
     except codegen_cache.CodegenFailed as failed:
         raise _codegen_failure(failed, plan, assembled, spec["target"], target) from None
     codegen_cache.assemble(assembled, plan)

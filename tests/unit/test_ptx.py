@@ -209,3 +209,14 @@ def test_missing_ptxas():
     with pytest.raises(UserError) as info:
         run_ptxas("/nonexistent/ptxas", "k.ptx", "sm_80")
     assert "cannot run ptxas" in info.value.message
+
+
+def test_an_onnx_export_is_launched_by_its_name_with_the_dollar_as_underscore():
+    """IREE's CUDA runtime looks kernels up with '$' as '_' (CUDA_ERROR_NOT_FOUND otherwise, H200)."""
+    def ptx(name: str) -> str:
+        return (".version 8.0\n.target sm_80\n.address_size 64\n"
+                f".visible .entry {name}(\n .param .u64 p0,\n .param .u64 p1\n)\n{{\n ret;\n}}\n")
+    export = "net$async_dispatch_0_elementwise_4_f32"
+    check(ptx("net_async_dispatch_0_elementwise_4_f32"), executable(export, 2))
+    error = error_of(ptx(export), executable(export, 2))
+    assert "no .entry named 'net_async_dispatch_0_elementwise_4_f32'" in error.message
