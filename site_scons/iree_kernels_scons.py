@@ -4,11 +4,14 @@ Kept out of ``iree_kernels`` so that package imports without SCons.
 """
 from __future__ import annotations
 
+import fcntl
 import functools
 import os
 import re
 import subprocess
 import sys
+import time
+import unicodedata
 
 import SCons.Action
 import SCons.Errors
@@ -16,8 +19,9 @@ import SCons.Script
 import SCons.Scanner
 import SCons.Subst
 
+from iree_kernels import toolchains
 from iree_kernels.errors import UserError
-from iree_kernels.files import write_atomically  # noqa: F401 (the tools' writer)
+from iree_kernels.files import not_regular, write_atomically  # noqa: F401 (the tools' writer)
 
 
 def fail(message: str) -> None:
@@ -32,12 +36,36 @@ def shared_cache(env) -> tuple[str | None, bool]:
     if not folder or SCons.Script.GetOption("cache_disable"):
         return None, False
     path = os.path.join(SCons.Script.GetLaunchDir(), os.path.expanduser(folder))
+    if "$" in path:
+        fail(f"CACHE_DIR: the cache's path {path} contains '$', which SCons would expand; "
+             "use a folder whose path has none")
     return path, bool(env["CACHE_READONLY"] or SCons.Script.GetOption("cache_readonly"))
 
 
 def program(path: str):
-    """A program's path as one command-line word, even where it holds a space."""
-    return SCons.Subst.Literal(path) if any(c.isspace() for c in path) else path
+    """A program's path as one command-line word that SCons never expands.
+
+    Paths come from the filesystem: a checkout in a folder named ``${...}``
+    (a legal git branch name, so a CI workspace) puts that text in the path
+    of every program inside ``.venv``; SCons would evaluate it as Python. A
+    Literal is not expanded, but SCons still removes ``$(``/``$)`` from it, so
+    a path holding '$' is named by a word without it (toolchains.command_word),
+    which the spawn functions and toolchains turn back into the path.
+    """
+    return SCons.Subst.Literal(toolchains.command_word(path))
+
+
+def file_argument(path: str):
+    """A file's path as one command-line word: relative to the repo where it lies inside it
+    (a checkout's own folder name then never reaches a command line), else as a Literal."""
+    relative = os.path.relpath(path)
+    return relative if not relative.startswith("..") and "$" not in relative else \
+        SCons.Subst.Literal(path)
+
+
+def escape(text: str) -> str:
+    """``text`` for a string SCons substitutes (a *COMSTR, env.subst): every '$' doubled."""
+    return text.replace("$", "$$")
 
 
 PARTIAL_PREFIX = ".tmp-"          # as iree_kernels.files names what it writes aside
@@ -55,7 +83,12 @@ class WholeFileCommand(SCons.Action.LazyAction):
     writes the target itself, and files a tool names after its output (a
     ``-MD`` depfile) keep the name aside. Where ``$XCOM`` is not a one-line
     string (a function, a list), SCons runs it as given, never reaching here.
+
+    The command runs within ``$<timeout_variable>`` seconds: IREE_COMPILE_TIMEOUT
+    for ``$IREE_*COM``, KERNEL_COMPILE_TIMEOUT for the kernel compilers.
     """
+
+    timeout_variable = "IREE_COMPILE_TIMEOUT"
 
     def execute(self, target, source, env, executor=None):
         if executor:
@@ -63,10 +96,17 @@ class WholeFileCommand(SCons.Action.LazyAction):
         for node in target:
             _remove_partials(node)
         partial = [_Aside(node, f"{PARTIAL_PREFIX}{os.getpid()}-{node.name}") for node in target]
+        variable = self.timeout_variable
+        spawn = Spawn(toolchains.seconds(env.get(variable)), variable)
+        if env.get("SPAWN") is spawn_without_shell:     # a step's own SPAWN is left as it is
+            env = env.Override({"SPAWN": spawn})
         status = SCons.Action.CommandAction.execute(self, partial, source, env)
         if status:
             for node in target:
                 _remove_partials(node)
+            if spawn.failure:
+                raise SCons.Errors.BuildError(node=target[0], errstr=spawn.failure,
+                                              exitstatus=2)
             return status
         for aside, node in zip(partial, target):
             if os.path.exists(aside.written):
@@ -97,9 +137,16 @@ class _Aside:
         return getattr(self._node, attribute)
 
 
-def whole_file_command(variable: str, comstr: str) -> WholeFileCommand:
-    """The action of a builder whose command line is ``$variable``; see WholeFileCommand."""
-    return WholeFileCommand(variable, {"cmdstr": comstr})
+def whole_file_command(variable: str, comstr: str, timeout: str = "") -> WholeFileCommand:
+    """The action of a builder whose command line is ``$variable``; see WholeFileCommand.
+
+    ``timeout``: the variable holding its time limit; by default
+    IREE_COMPILE_TIMEOUT for an ``IREE_*`` command, else KERNEL_COMPILE_TIMEOUT.
+    """
+    action = WholeFileCommand(variable, {"cmdstr": comstr})
+    action.timeout_variable = timeout or ("IREE_COMPILE_TIMEOUT" if variable.startswith("IREE_")
+                                          else "KERNEL_COMPILE_TIMEOUT")
+    return action
 
 
 def _remove_partials(node) -> None:
@@ -117,9 +164,19 @@ def _remove_partials(node) -> None:
 _INCLUDE_RE = r'^[ \t]*#[ \t]*include[ \t]*(<|")([^>"]+)(>|")'
 
 
+class _IncludeScanner(SCons.Scanner.ClassicCPP):
+    """ClassicCPP reading regular files only: a FIFO named like a header would block the build."""
+
+    def find_include_names(self, node):
+        why = not_regular(node.abspath)
+        if why and why != "not found":
+            raise SCons.Errors.UserError(f"{node}: an included file is {why}, not a regular file")
+        return super().find_include_names(node)
+
+
 def include_scanner(name: str, suffixes: list[str], path_variable: str):
     """A scanner of C-style #include lines, searching beside the file, then $path_variable."""
-    return SCons.Scanner.ClassicCPP(name, suffixes, path_variable, _INCLUDE_RE)
+    return _IncludeScanner(name, suffixes, path_variable, _INCLUDE_RE)
 
 
 def reporting_user_errors(action_function):
@@ -137,35 +194,148 @@ def reporting_user_errors(action_function):
     return wrapper
 
 
-def spawn_without_shell(sh, escape, cmd, args, env):
-    """SCons SPAWN that runs argv directly: no manifest value ever reaches a shell.
+class Spawn:
+    """SCons SPAWN that runs argv directly, within a time limit: no manifest value reaches a shell.
 
-    A failing tool's first error line is printed before its whole output, so the
-    file and line come first however long the output is.
+    ``timeout``: seconds (None: no limit), named in the error by ``variable``.
+    A failing tool's first error line is printed before its whole output, so
+    the file and line come first however long the output is. A tool that
+    prints ``error:`` fails whatever its exit status (iree-compile has exited
+    0 after printing errors). After a call, ``failure`` holds the one-line
+    reason (a time limit, a crash, an error printed with status 0), or ''.
     """
-    try:
-        result = subprocess.run(args, env=env, close_fds=True, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True, errors="replace")
-    except OSError as e:
-        print(f"scons: *** cannot run {args[0]}: {e.strerror}")
-        return 127
-    if result.returncode != 0:
-        first = next((line for line in result.stdout.splitlines()
-                      if _ERROR_RE.search(line)), None)
-        if first:
-            print(f"scons: *** {os.path.basename(args[0])}: {first.strip()}")
-    sys.stdout.write(result.stdout)
-    sys.stdout.flush()
-    return result.returncode
+
+    def __init__(self, timeout: float | None = None, variable: str = "") -> None:
+        self.timeout, self.variable, self.failure = timeout, variable, ""
+
+    def __call__(self, sh, escape, cmd, args, env):
+        args = [toolchains.real_program(args[0]), *args[1:]]
+        name = os.path.basename(args[0])
+        try:
+            result = subprocess.run(args, env=env, close_fds=True, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, text=True, errors="replace",
+                                    timeout=self.timeout)
+        except OSError as e:
+            print(f"scons: *** cannot run {args[0]}: {e.strerror}")
+            return 127
+        except subprocess.TimeoutExpired as e:
+            self.failure = toolchains.timeout_message(name, self.timeout, self.variable)
+            output = e.output.decode(errors="replace") if isinstance(e.output, bytes) else e.output
+            sys.stdout.write(output or "")
+            return 124
+        status, output = result.returncode, result.stdout
+        if status < 0:
+            self.failure = toolchains.crash_message(name, -status, args)
+        elif status == 0 and toolchains.printed_error(output):
+            self.failure = (f"{name} exited 0 but printed an error: "
+                            f"{toolchains.printed_error(output)}")
+            status = 1
+        elif status != 0:
+            lines = [line for line in output.splitlines() if line.strip()]
+            first = next((line for line in lines if _ERROR_RE.search(line)), None) or \
+                next(iter(lines), None)
+            where = _option_origin(args, output)
+            if first:
+                print(f"scons: *** {where}{name}: {first.strip()}")
+        sys.stdout.write(output)
+        sys.stdout.flush()
+        return status
 
 
+# Flag files of models' options -> {option name: where the manifest sets it}: an option
+# iree-compile rejects (a value it does not take) is reported at its manifest line.
+OPTION_ORIGINS: dict[str, dict[str, str]] = {}
+_OPTION_ERROR_RE = re.compile(r"for the -+([\w.-]+) option")
+
+
+def _option_origin(args, output: str) -> str:
+    m = _OPTION_ERROR_RE.search(output)
+    if not m:
+        return ""
+    for arg in args:
+        where = OPTION_ORIGINS.get(arg[1:], {}).get(m.group(1)) if arg.startswith("@") else None
+        if where:
+            return f"{where}: "
+    return ""
+
+
+spawn_without_shell = Spawn()       # the default SPAWN: no time limit (a step's own sets one)
 _ERROR_RE = re.compile(r"\berror\b|\bERROR\b|fatal", re.IGNORECASE)
 
 
 def pspawn_without_shell(sh, escape, cmd, args, env, stdout, stderr):
     """SCons PSPAWN (output to given files) without a shell, like spawn_without_shell."""
+    args = [toolchains.real_program(args[0]), *args[1:]]
     try:
-        return subprocess.call(args, env=env, close_fds=True, stdout=stdout, stderr=stderr)
+        return subprocess.call(args, env=env, close_fds=True, stdout=stdout, stderr=stderr,
+                               timeout=toolchains.timeout_for(args[0]))
+    except subprocess.TimeoutExpired:
+        stderr.write(f"scons: *** {toolchains.timeout_message(os.path.basename(args[0]), toolchains.timeout_for(args[0]))}\n")
+        return 124
     except OSError as e:
         stderr.write(f"scons: cannot run {args[0]}: {e.strerror}\n")
         return 127
+
+
+# Command-line variables whose values are paths: refused with a '$' (SCons would
+# expand it wherever the path reaches env.File, env.Dir or a command line).
+PATH_VARIABLES = ("BUILD_DIR", "MANIFESTS", "SCAFFOLD_MANIFEST", "CACHE_DIR",
+                  "CODEGEN_CACHE_DIR", "ARCHIVE")
+# Free text that may hold '$' (an ONNX executable name, a benchmark filter): escaped.
+TEXT_VARIABLES = ("SCAFFOLD", "IREE_BENCHMARKFLAGS")
+
+
+def safe_arguments(variables, arguments: dict) -> dict:
+    """The command line's ``NAME=value`` pairs as SCons may substitute them.
+
+    SCons substitutes variables' values (converters, validators, ``scons -h``)
+    and evaluates ``${...}`` in them as Python. Control characters are refused
+    everywhere; '$' is refused in every value but the free text of
+    TEXT_VARIABLES, where it is escaped (``$$``). Defaults are checked too: one
+    comes from the environment (IREE_KERNELS_CACHE_DIR).
+    """
+    safe = {}
+    for option in variables.options:
+        given = option.key in arguments
+        value = arguments.get(option.key, option.default)
+        if not isinstance(value, str):
+            continue
+        where = f"{option.key}={value!r}" if given else \
+            f"{option.key} (default {value!r}, from the environment)"
+        bad = next((c for c in value if unicodedata.category(c) == "Cc"), None)
+        if bad:
+            fail(f"{where}: contains the control character {bad!r}")
+        if "$" in value and option.key not in TEXT_VARIABLES:
+            kind = "a path" if option.key in PATH_VARIABLES else "a value"
+            fail(f"{where}: '$' is not allowed in {kind} here (SCons would expand it)")
+        if given:
+            safe[option.key] = escape(value)
+    return safe
+
+
+_held_locks: list[int] = []
+
+
+def lock_build_folder(folder: str, wait: float) -> None:
+    """Hold ``folder``/.scons-lock for this process's life; wait up to ``wait`` s for another scons.
+
+    Two builds in one checkout would write the same files and SCons's records.
+    """
+    path = os.path.join(folder, ".scons-lock")
+    try:
+        os.makedirs(folder, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+    except OSError as e:
+        fail(f"BUILD_DIR: cannot create {path}: {e.strerror}")
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                os.close(fd)
+                fail(f"another scons is building in this checkout (it holds {path}); waited "
+                     f"{wait:g} s (LOCK_WAIT); run again when it has finished")
+            time.sleep(0.1)
+    _held_locks.append(fd)

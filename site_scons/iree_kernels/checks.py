@@ -12,8 +12,11 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import UserError
-from .manifest import closest
+from . import toolchains
+from .errors import UserError, control_character, shown
+from .files import read_text
+from .manifest import closest, repo_path
+from .targets import TARGETS
 
 CASE_KEYS = {"function", "inputs", "outputs", "targets", "atol", "rtol"}
 
@@ -40,12 +43,23 @@ class Case:
         return argv
 
 
-def load_cases(path: str, target: str | None = None) -> list[Case]:
-    """The cases in ``path``; with ``target``, only those that apply to it."""
+def load_cases(path: str, target: str | None = None, root: str | Path | None = None,
+               build_dir: str = "build") -> list[Case]:
+    """The cases in ``path``; with ``target``, only those that apply to it.
+
+    With ``root`` (the repo), every ``@file`` an input or output names must be
+    a regular file inside it and outside ``build_dir``.
+    """
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        text = read_text(path)
     except OSError as e:
         raise UserError(f"cannot read expected outputs: {e.strerror}", file=path)
+    except UnicodeDecodeError:
+        raise UserError("not UTF-8 text", file=path)
+    except ValueError as e:         # a folder, a FIFO, too large
+        raise UserError(f"the expected-outputs file {e}", file=path)
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise UserError(f"not valid TOML: {e}", file=path)
     unknown = set(data) - {"case"}
@@ -65,6 +79,25 @@ def load_cases(path: str, target: str | None = None) -> list[Case]:
             value = entry.get(key, [])
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise UserError("must be a list of strings", file=path, entry=name, field=key)
+        if not isinstance(entry["function"], str):
+            raise UserError("must be a string", file=path, entry=name, field="function")
+        for key in ("function", "inputs", "outputs", "targets"):
+            for value in ([entry[key]] if key == "function" else entry.get(key, [])):
+                if control_character(value):
+                    raise UserError(f"'{shown(value)}' contains the control character "
+                                    f"{control_character(value)!r}", file=path, entry=name,
+                                    field=key)
+                if root is not None and key in ("inputs", "outputs") and value.startswith("@"):
+                    try:
+                        repo_path(Path(root).resolve(), value[1:], build_dir)
+                    except ValueError as e:
+                        raise UserError(f"'{value}': {e}", file=path, entry=name,
+                                        field=key) from None
+        for t in entry.get("targets", []):
+            if t not in TARGETS:
+                raise UserError(f"unknown target '{shown(t)}'{closest(t, TARGETS)}; known "
+                                f"targets: {', '.join(TARGETS)}", file=path, entry=name,
+                                field="targets")
         targets = tuple(entry["targets"]) if "targets" in entry else None
         if target is not None and targets is not None and target not in targets:
             continue
@@ -86,9 +119,23 @@ def run_case(case: Case, run_module: str, module: str, device: str,
 
     ``@file`` inputs and outputs are relative to ``cwd`` (the repo root).
     """
-    argv = case.argv(run_module, module, device)
-    result = subprocess.run(argv, capture_output=True, text=True, cwd=cwd)
+    argv = case.argv(toolchains.real_program(run_module), module, device)
+    limit = toolchains.TIMEOUTS.get("RUN_TIMEOUT")
+    try:
+        result = subprocess.run(argv, capture_output=True, text=True, cwd=cwd, errors="replace",
+                                timeout=limit)
+    except subprocess.TimeoutExpired:
+        raise UserError(f"{module} on device '{device}': "
+                        + toolchains.timeout_message("iree-run-module", limit, "RUN_TIMEOUT"),
+                        file=expected_file, entry=case.entry) from None
+    except OSError as e:
+        raise UserError(f"cannot run {run_module}: {e.strerror}", file=expected_file) from None
     output = result.stdout + result.stderr
+    if result.returncode < 0:
+        raise UserError(f"{module} on device '{device}': "
+                        + toolchains.crash_message("iree-run-module", -result.returncode)
+                        + f" running @{case.function}:\n{output.strip()}",
+                        file=expected_file, entry=case.entry)
     if result.returncode != 0:
         raise UserError(f"{module} on device '{device}' does not produce the expected "
                         f"outputs of @{case.function}:\n{output.strip()}",
@@ -99,7 +146,6 @@ def run_case(case: Case, run_module: str, module: str, device: str,
 def main(argv: list[str] | None = None) -> int:
     """python -m iree_kernels.checks MODULE EXPECTED TARGET DEVICE: run one module's cases."""
     import sys
-    from . import toolchains
     module, expected, target, device = argv if argv is not None else sys.argv[1:]
     run_module = toolchains.iree_tool("iree-run-module") or "iree-run-module"
     try:

@@ -39,6 +39,9 @@ def dump_flags(kinds: list[str], folder: Path, translation: bool) -> list[str]:
             if KINDS[k] and (k in AFTER_TRANSLATION) != translation]
 
 
+_HEADER_VISIBILITY_RE = re.compile(r"^hal\.executable (?:(?:private|public|nested) )?")
+
+
 def write_sources(program: str, source: str, folder: Path) -> None:
     """One ``<module>_<executable>.mlir`` per executable, as ``--iree-hal-dump-executable-sources-to`` writes.
 
@@ -50,9 +53,10 @@ def write_sources(program: str, source: str, folder: Path) -> None:
     with Program(program, source) as parsed:
         prefix = parsed.module_name()
         for executable in parsed.executables():
-            body = executable.text.split("\n", 1)[1]
-            (folder / f"{prefix}_{executable.name}.mlir").write_text(
-                f"hal.executable public @{executable.name} {{\n{body}\n", encoding="utf-8")
+            # Public, as IREE writes them; the printer quotes a name that needs it.
+            text = _HEADER_VISIBILITY_RE.sub("hal.executable public ", executable.text, count=1)
+            file = f"{prefix}_{executable.name}".replace("/", "_")
+            (folder / f"{file}.mlir").write_text(text + "\n", encoding="utf-8")
 
 
 def listing(model: str, target: str, translated: dict[str, Executable],

@@ -5,6 +5,18 @@ A ``UserError`` is printed as a single line naming where the mistake is
 """
 from __future__ import annotations
 
+import unicodedata
+
+
+def shown(text: str) -> str:
+    """``text`` with control characters written as escapes (``\\n``), so a message stays one line."""
+    return "".join(repr(c)[1:-1] if unicodedata.category(c) == "Cc" else c for c in str(text))
+
+
+def control_character(text: str) -> str | None:
+    """The first control character (newline, tab, escape, ...) in ``text``, or None."""
+    return next((c for c in text if unicodedata.category(c) == "Cc"), None)
+
 
 class UserError(Exception):
     def __init__(self, message: str, *, file: str | None = None,
@@ -20,10 +32,10 @@ class UserError(Exception):
     def __str__(self) -> str:
         where = []
         if self.file:
-            where.append(f"{self.file}:{self.line}" if self.line else self.file)
+            where.append(f"{shown(self.file)}:{self.line}" if self.line else shown(self.file))
         if self.entry:
-            where.append(self.entry)
+            where.append(shown(self.entry))
         if self.field:
-            where.append(f"field '{self.field}'")
+            where.append(f"field '{shown(self.field)}'")
         prefix = ": ".join(where)
         return f"{prefix}: {self.message}" if prefix else self.message

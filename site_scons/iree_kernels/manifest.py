@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
-from .errors import UserError
+from .errors import UserError, control_character, shown
+from .files import not_regular, read_text
 from .workgroups import ExpressionError, count_region
 from .targets import KERNEL_KINDS, MODES, TARGETS, kernel_kind
 
@@ -120,6 +121,7 @@ class Substitution:
 @dataclass
 class Project:
     root: Path
+    build_dir: str = "build"          # repo-relative: nothing read from a manifest may lie in it
     manifests: list[str] = field(default_factory=list)
     models: dict[str, Model] = field(default_factory=dict)
     substitutions: list[Substitution] = field(default_factory=list)
@@ -135,26 +137,34 @@ def closest(name: str, known) -> str:
     return f" (did you mean '{match[0]}'?)" if match else ""
 
 
-def load_project(root: str | Path, manifest_paths) -> Project:
+def load_project(root: str | Path, manifest_paths, build_dir: str = "build") -> Project:
+    """Read the manifests; ``build_dir`` (repo-relative) is where the build writes."""
     root = Path(root).resolve()
-    project = Project(root=root)
+    project = Project(root=root, build_dir=PurePosixPath(build_dir).as_posix().rstrip("/"))
     for path in sorted(Path(p) for p in manifest_paths):
         _load_manifest(project, path)
     for sub in project.substitutions:
         _check_references(project, sub)
     _check_duplicates(project)
+    _check_outputs(project)
     return project
 
 
 def _load_manifest(project: Project, path: Path) -> None:
     rel = _relative(project.root, path)
     try:
-        text = path.read_text(encoding="utf-8")
-        data = tomllib.loads(text)
+        text = read_text(path)
     except OSError as e:
         raise UserError(f"cannot read manifest: {e.strerror}", file=rel)
     except UnicodeDecodeError:
         raise UserError("manifest is not UTF-8 text", file=rel)
+    except ValueError as e:
+        raise UserError(f"a manifest {e}", file=rel)
+    if not path.resolve().is_relative_to(project.root):
+        where = f"is a link to {path.resolve()}" if path.is_symlink() else "lies"
+        raise UserError(f"the manifest {where}, outside the repository", file=rel)
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         line = _toml_error_line(str(e))
         raise UserError(f"not valid TOML: {_strip_position(str(e))}", file=rel, line=line)
@@ -174,7 +184,7 @@ def _load_manifest(project: Project, path: Path) -> None:
         if name in project.models:
             raise origin.error(f"model '{name}' is already declared in "
                                f"{project.models[name].origin.file}")
-        project.models[name] = _model(project.root, name, entry, origin, text)
+        project.models[name] = _model(project, name, entry, origin, text)
     subs = data.get("substitutions", [])
     if not isinstance(subs, list):
         raise UserError("'substitutions' must be an array of [[substitutions]] entries", file=rel)
@@ -182,16 +192,17 @@ def _load_manifest(project: Project, path: Path) -> None:
         line = _line_of_header(text, r"\[substitutions\]", index)
         origin = Origin(rel, line, f"[[substitutions]] #{index + 1}",
                         _field_lines(text, line, entry))
-        project.substitutions.append(_substitution(project.root, entry, origin, text))
+        project.substitutions.append(_substitution(project, entry, origin, text))
 
 
-def _model(root: Path, name: str, entry, origin: Origin, text: str) -> Model:
-    if not NAME_RE.match(name):
+def _model(project: Project, name: str, entry, origin: Origin, text: str) -> Model:
+    if not NAME_RE.fullmatch(name):
         raise origin.error("model names may use letters, digits, '_', '.' and '-' only")
     if not isinstance(entry, dict):
         raise origin.error("a model must be a table")
     _check_keys(entry, MODEL_KEYS, origin, text)
-    source = _path_field(root, entry, "source", origin, text, required=True, suffixes=MODEL_SUFFIXES)
+    source = _path_field(project, entry, "source", origin, text, required=True,
+                         suffixes=MODEL_SUFFIXES)
     opset = _opset(entry, source, origin, text)
     targets = entry.get("targets", list(TARGETS))
     if not isinstance(targets, list) or not all(isinstance(t, str) for t in targets):
@@ -210,10 +221,22 @@ def _model(root: Path, name: str, entry, origin: Origin, text: str) -> Model:
         if not isinstance(flags, list) or not all(isinstance(f, str) and f.startswith("-") for f in flags):
             raise _field_error(origin, text, "options", f"options.{t} must be a list of "
                                "iree-compile flags, each starting with '-'")
-    expected = _path_field(root, entry, "expected", origin, text, suffixes=(".toml",))
+        for flag in flags:
+            bad = control_character(flag)
+            if bad:
+                raise _field_error(origin, text, "options", f"options.{t}: flag "
+                                   f"'{shown(flag)}' contains the control character {bad!r}")
+    expected = _path_field(project, entry, "expected", origin, text, suffixes=(".toml",))
     if expected is None:
-        default = Path(source).with_suffix(".expected.toml")
-        expected = default.as_posix() if (root / default).is_file() else None
+        default = Path(source).with_suffix(".expected.toml").as_posix()
+        if os.path.lexists(project.root / default):
+            try:
+                expected = repo_path(project.root, default, project.build_dir)
+            except ValueError as e:
+                raise _field_error(origin, text, "source", f"its expected outputs: {e}") from None
+    lines = {key: _line_of_field(text, origin.line, key) for key in entry}
+    origin = Origin(origin.file, origin.line, origin.entry,
+                    {key: line for key, line in lines.items() if line is not None})
     return Model(name, source, tuple(targets),
                  {t: tuple(f) for t, f in options.items()}, expected, origin, opset)
 
@@ -232,7 +255,7 @@ def _opset(entry: dict, source: str, origin: Origin, text: str) -> int | None:
     return opset
 
 
-def _substitution(root: Path, entry, origin: Origin, text: str) -> Substitution:
+def _substitution(project: Project, entry, origin: Origin, text: str) -> Substitution:
     if not isinstance(entry, dict):
         raise origin.error("a substitution must be a table")
     _check_keys(entry, SUBSTITUTION_KEYS, origin, text)
@@ -246,13 +269,16 @@ def _substitution(root: Path, entry, origin: Origin, text: str) -> Substitution:
             continue
         if not isinstance(value, str) or not value.strip() or any(c.isspace() for c in value):
             raise _field_error(origin, text, key, "must be a non-empty string without spaces")
+        if control_character(value):
+            raise _field_error(origin, text, key, f"'{shown(value)}' contains the control "
+                               f"character {control_character(value)!r}")
         values[key] = value
     _check_selector(values, origin, text)
     shown = next(k for k in SELECTOR_KEYS if values[k])
     described = Origin(origin.file, origin.line, f"{origin.entry} ({shown} "
                        f"'{values[shown]}' of {values['model']}/{values['target']})",
                        origin.field_lines)
-    file = _path_field(root, entry, "file", described, text, required=True)
+    file = _path_field(project, entry, "file", described, text, required=True)
     kind = kernel_kind(file)
     if kind is None:
         raise _field_error(described, text, "file", f"'{file}' is not a kernel file this tool "
@@ -267,6 +293,8 @@ def _substitution(root: Path, entry, origin: Origin, text: str) -> Substitution:
     if values["target"] not in kind.targets:
         raise _field_error(described, text, "file", f"{kind.description} cannot replace an executable "
                            f"of target '{values['target']}'; it fits {', '.join(kind.targets)}")
+    if file.endswith(".mlir"):
+        _check_object_paths(project, file, described, text)
     launch = _launch_fields(entry, mode, values["target"], file, described, text)
     return Substitution(values["model"], values["target"], values["executable"],
                         file, mode, described, export=values["export"],
@@ -313,8 +341,8 @@ def _launch_fields(entry: dict, mode: str, target: str, file: str, origin: Origi
             raise _field_error(origin, text, "workgroup_size", "llvm-cpu runs one invocation "
                                "per workgroup; workgroup_size applies to GPU targets only")
         function = entry.get("function", PurePosixPath(file).stem)
-        if not isinstance(function, str) or not C_NAME_RE.match(function):
-            raise _field_error(origin, text, "function", f"'{function}' is not a C function "
+        if not isinstance(function, str) or not C_NAME_RE.fullmatch(function):
+            raise _field_error(origin, text, "function", f"'{shown(function)}' is not a C function "
                                "name; set function = \"name\" (default: the file's stem)")
         return {"workgroup_count": tuple(count), "function": function}
     if "function" in entry:
@@ -362,7 +390,7 @@ def _check_keys(entry: dict, allowed: set[str], origin: Origin, text: str) -> No
                             line=_line_of_field(text, origin.line, key), entry=origin.entry)
 
 
-def _path_field(root: Path, entry: dict, key: str, origin: Origin, text: str,
+def _path_field(project: Project, entry: dict, key: str, origin: Origin, text: str,
                 required: bool = False, suffixes: tuple[str, ...] = ()) -> str | None:
     value = entry.get(key)
     if value is None:
@@ -371,21 +399,59 @@ def _path_field(root: Path, entry: dict, key: str, origin: Origin, text: str,
         return None
     if not isinstance(value, str) or not value:
         raise _field_error(origin, text, key, "must be a path (a string)")
-    if not PATH_RE.match(value):
-        bad = next(c for c in value if not PATH_RE.match(c))
-        raise _field_error(origin, text, key, f"path '{value}' contains '{bad}'; paths may use "
-                           "letters, digits, spaces and . _ + , @ = / - only")
+    try:
+        return repo_path(project.root, value, project.build_dir, suffixes)
+    except ValueError as e:
+        raise _field_error(origin, text, key, str(e)) from None
+
+
+def repo_path(root: Path, value: str, build_dir: str = "build",
+              suffixes: tuple[str, ...] = ()) -> str:
+    """``value``, a path a user wrote, as a repo-relative path to a regular file in the repo.
+
+    ValueError says why not: characters SCons or a flag file would take as
+    syntax, absolute, outside the repository (links resolved), inside the
+    build folder, a wrong suffix, missing, a folder or FIFO.
+    """
+    if not PATH_RE.fullmatch(value):
+        bad = next((c for c in value if not PATH_RE.fullmatch(c)), value[-1:])
+        raise ValueError(f"path '{shown(value)}' contains {bad!r}; paths may use "
+                         "letters, digits, spaces and . _ + , @ = / - only")
     if value.startswith("/"):
-        raise _field_error(origin, text, key, f"'{value}' is absolute; write it relative to the "
-                           "repository root")
+        raise ValueError(f"'{value}' is absolute; write it relative to the repository root")
     resolved = _resolve(root, value)
     if not resolved.is_relative_to(root):
-        raise _field_error(origin, text, key, f"'{value}' is outside the repository")
+        raise ValueError(f"'{value}' is outside the repository")
+    if resolved.is_relative_to(root / build_dir):
+        raise ValueError(f"'{value}' is inside the build folder ({build_dir}/), "
+                         "which holds what the build makes; keep sources outside it")
     if suffixes and not value.endswith(suffixes):
-        raise _field_error(origin, text, key, f"'{value}' should end in {_one_of(suffixes)}")
-    if not resolved.is_file():
-        raise _field_error(origin, text, key, f"file not found: {value}")
+        raise ValueError(f"'{value}' should end in {_one_of(suffixes)}")
+    why = not_regular(resolved)
+    if why == "not found":
+        raise ValueError(f"file not found: {value}")
+    if why:
+        raise ValueError(f"'{value}' is {why}, not a regular file")
     return resolved.relative_to(root).as_posix()
+
+
+_OBJECT_PATH_RE = re.compile(r"#hal\.executable\.object<\{[^}]*?path\s*=\s*\"([^\"]*)\"")
+
+
+def _check_object_paths(project: Project, file: str, origin: Origin, text: str) -> None:
+    """Every ``#hal.executable.object<{path = ...}>`` in an MLIR kernel names a file in the repo."""
+    try:
+        kernel = read_text(project.root / file)
+    except (OSError, ValueError, UnicodeDecodeError) as e:
+        raise _field_error(origin, text, "file", f"cannot read {file}: "
+                           f"{getattr(e, 'strerror', None) or e}") from None
+    for m in _OBJECT_PATH_RE.finditer(kernel):
+        try:
+            repo_path(project.root, m.group(1), project.build_dir)
+        except ValueError as e:
+            line = kernel.count("\n", 0, m.start()) + 1
+            raise _field_error(origin, text, "file", f"{file}:{line}: the "
+                               f"#hal.executable.object path: {e}") from None
 
 
 def _one_of(words) -> str:
@@ -411,10 +477,37 @@ def _field_error(origin: Origin, text: str, key: str, message: str) -> UserError
 
 
 def _relative(root: Path, path: Path) -> str:
+    """``path`` as the user sees it: repo-relative where it lies in the repo (links not followed)."""
     try:
-        return path.resolve().relative_to(root).as_posix()
+        return Path(os.path.abspath(path)).relative_to(root).as_posix()
     except ValueError:
         return str(path)
+
+
+def _check_outputs(project: Project) -> None:
+    """No two models or kernels write the same path, or a file where another writes a folder."""
+    build = project.build_dir
+    files: dict[str, tuple[str, Origin]] = {}
+    folders: dict[str, tuple[str, Origin]] = {}
+    for model in project.models.values():
+        owner = (f"model '{model.name}'", model.origin)
+        for target in model.targets:
+            files.setdefault(f"{build}/{target}/{model.name}.vmfb", owner)
+            files.setdefault(f"{build}/{target}/{model.name}.check", owner)
+            folders.setdefault(f"{build}/{target}/{model.name}", owner)
+    for sub in project.substitutions:
+        kind = kernel_kind(sub.file)
+        if kind is not None and kind.compiles_to:
+            made = PurePosixPath(build, sub.file).with_suffix(kind.compiles_to).as_posix()
+            files.setdefault(made, (f"kernel {sub.file}", sub.origin))
+    for path, owner in sorted(files.items()):
+        for parent in PurePosixPath(path).parents:
+            folders.setdefault(parent.as_posix(), owner)
+    for path, (who, origin) in sorted(files.items()):
+        if path in folders and folders[path][0] != who:
+            other, where = folders[path]
+            raise origin.error(f"{who} and {other} ({where.file}:{where.line}) would both write "
+                               f"{path}: a file for {who}, a folder for {other}; rename one")
 
 
 # tomllib reports no positions for values, so lines are found in the text:
@@ -450,12 +543,21 @@ def _model_header_lines(text: str) -> dict[str, int]:
 
 
 def _line_of_field(text: str, start: int | None, key: str) -> int | None:
+    """The line of ``key`` in the entry starting at ``start``: ``key = ``, ``key.x = `` or a
+    ``[...key]`` sub-table of the entry."""
     lines = _lines(text)
+    header = _lines(text)[start - 1].strip() if start and start <= len(lines) else ""
+    table = re.match(r"^\[\s*([^\[\]]*?)\s*\]$", header)
     for number in range((start or 1), len(lines) + 1):
         line = lines[number - 1].strip()
         if number > (start or 1) and line.startswith("["):
-            break
-        if re.match(rf"^\"?{re.escape(key)}\"?\s*=", line):
+            if table and re.match(rf"^\[\s*{re.escape(table.group(1))}\s*\.\s*\"?"
+                                  rf"{re.escape(key)}\"?\s*[\].]", line):
+                return number
+            if not (table and line.startswith(f"[{table.group(1)}.")):
+                break
+            continue
+        if re.match(rf"^\"?{re.escape(key)}\"?\s*(=|\.)", line):
             return number
     return start
 

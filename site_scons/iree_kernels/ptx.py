@@ -19,6 +19,7 @@ import re
 import subprocess
 from dataclasses import dataclass
 
+from . import toolchains
 from .errors import UserError
 
 POINTER_TYPES = (".u64", ".b64", ".s64")
@@ -117,7 +118,11 @@ def ptxas_argv(ptxas: str, path: str, arch: str) -> list[str]:
 def run_ptxas(ptxas: str, path: str, arch: str) -> None:
     """Raise with ptxas's own messages if it rejects ``path``."""
     try:
-        result = subprocess.run(ptxas_argv(ptxas, path, arch), capture_output=True, text=True)
+        result = subprocess.run(ptxas_argv(ptxas, path, arch), capture_output=True, text=True,
+                                timeout=toolchains.timeout_for(ptxas))
+    except subprocess.TimeoutExpired:
+        raise UserError(toolchains.timeout_message("ptxas", toolchains.timeout_for(ptxas)),
+                        file=path) from None
     except OSError as e:
         raise UserError(f"cannot run ptxas '{ptxas}': {e.strerror}", file=path) from None
     if result.returncode != 0:

@@ -4,13 +4,16 @@ from __future__ import annotations
 import subprocess
 from functools import lru_cache
 
+from . import toolchains
+
 
 @lru_cache(maxsize=None)
 def available_drivers(run_module: str) -> frozenset[str]:
     """Drivers with at least one device here, from ``iree-run-module --list_devices``."""
     try:
-        result = subprocess.run([run_module, "--list_devices"], capture_output=True,
-                                text=True, timeout=60)
+        result = subprocess.run([toolchains.real_program(run_module), "--list_devices"],
+                                capture_output=True,
+                                text=True, timeout=toolchains.TIMEOUTS.get("VERSION_TIMEOUT"))
     except (OSError, subprocess.TimeoutExpired):
         return frozenset()
     return frozenset(line.split("://", 1)[0] for line in result.stdout.splitlines()

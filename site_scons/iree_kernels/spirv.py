@@ -16,6 +16,7 @@ import struct
 import subprocess
 from dataclasses import dataclass, field
 
+from . import toolchains
 from .errors import UserError
 from .executables import Executable, Export
 
@@ -310,7 +311,11 @@ def run_spirv_val(spirv_val: str, path: str, target_env: str = "vulkan1.0") -> N
     """Raise with spirv-val's own message if it rejects ``path``."""
     try:
         result = subprocess.run([spirv_val, "--target-env", target_env, path],
-                                capture_output=True, text=True)
+                                capture_output=True, text=True,
+                                timeout=toolchains.timeout_for(spirv_val))
+    except subprocess.TimeoutExpired:
+        raise UserError(toolchains.timeout_message("spirv-val", toolchains.timeout_for(spirv_val)),
+                        file=path) from None
     except OSError as e:
         raise UserError(f"cannot run spirv-val '{spirv_val}': {e.strerror}", file=path) from None
     if result.returncode != 0:

@@ -7,6 +7,7 @@ the record of what replaced what. It does not compile anything.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -58,9 +59,26 @@ class KernelChecks:
     spirv_target_env: str = "vulkan1.0"
 
     def check(self, planned: "Planned") -> None:
-        """Raise on the first way the kernel in ``planned.path`` cannot replace its executable."""
+        """Raise on the first way the kernel in ``planned.path`` cannot replace its executable.
+
+        The error starts with the manifest's file:line and entry, then names the
+        kernel (and what the build compiled it to) and, where a pattern finds
+        it, the line of the kernel's source the mistake is on.
+        """
+        sub = planned.substitution
+        try:
+            self._check(planned)
+        except UserError as e:
+            kernel = sub.file if planned.path == sub.file else \
+                f"{sub.file} (compiled to {planned.path})"
+            inner = UserError(e.message, file=e.file if e.line else None, line=e.line)
+            hint = _source_line(sub.file, e.message) if planned.path != sub.file else ""
+            raise UserError(f"kernel {kernel}: {inner}{hint}", file=sub.origin.file,
+                            line=sub.origin.line, entry=sub.origin.entry) from None
+
+    def _check(self, planned: "Planned") -> None:
         suffix = PurePosixPath(planned.path).suffix
-        entry = f"{planned.substitution.origin.entry}, kernel {planned.substitution.file}"
+        entry = None
         if suffix == ".ptx":
             module = ptx.read_ptx(_read_text(planned.path), planned.path)
             major, minor = (int(n) for n in self.ptx_isa_version.split("."))
@@ -88,8 +106,36 @@ class KernelChecks:
 
 
 def _missing(program: str, planned: "Planned") -> str:
-    raise UserError(f"cannot check {planned.path}: {toolchains.missing_message(program)}",
-                    entry=planned.substitution.origin.entry)
+    raise UserError(f"cannot check it: {toolchains.missing_message(program)}")
+
+
+# What a kernel check's message is about -> the source line saying it (GLSL, CUDA).
+_SOURCE_PATTERNS = [
+    (r"binding (\d+) is in descriptor set (\d+)", r"set\s*=\s*{1}\s*,\s*binding\s*=\s*{0}\b"),
+    (r"bindings 0\.\.\d+, found \[[^\]]*?(\d+)\]", r"binding\s*=\s*{0}\b"),
+    (r"binding (\d+)", r"binding\s*=\s*{0}\b"),
+    (r"local_size", r"local_size_[xyz]"),
+    (r"push-constant", r"push_constant"),
+    (r"\.entry|parameters", r"__global__"),
+]
+
+
+def _source_line(file: str, message: str) -> str:
+    """' (at kernels/k.glsl:12)': the kernel source line a check's message points at, or ''."""
+    for about, pattern in _SOURCE_PATTERNS:
+        m = re.search(about, message)
+        if not m:
+            continue
+        try:
+            lines = Path(file).read_text(errors="replace").splitlines()
+        except OSError:
+            return ""
+        wanted = re.compile(pattern.format(*m.groups()))
+        for number, line in enumerate(lines, 1):
+            if wanted.search(line):
+                return f" (at {file}:{number})"
+        return ""
+    return ""
 
 
 def _read_text(path: str) -> str:

@@ -7,12 +7,40 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shutil
+import signal
 import subprocess
 from functools import lru_cache
 from pathlib import Path
 
 from .errors import UserError
+
+
+# Command words standing for program paths that hold '$' (see command_word).
+_ALIASES: dict[str, str] = {}
+
+
+def command_word(path: str) -> str:
+    """``path`` as the first word of a command line SCons builds and substitutes.
+
+    SCons takes '$' as syntax even inside a Literal (``$(`` and ``$)`` are
+    removed from every substituted string), so a program whose path holds '$'
+    (a checkout in a folder named ``$(...)``) is named by a word without it,
+    which real_program() turns back into the path where the program is run.
+    """
+    if "$" not in path:
+        return path
+    word = os.path.basename(path).replace("$", "_") or "program"
+    while _ALIASES.get(word, path) != path:
+        word += "_"
+    _ALIASES[word] = path
+    return word
+
+
+def real_program(word: str) -> str:
+    """The program a command word names: the path command_word() stood in for, else the word."""
+    return _ALIASES.get(word, word)
 
 
 def _package_dir(package: str) -> Path | None:
@@ -42,7 +70,7 @@ def iree_compile() -> str | None:
 
 # Environment variables that name a program outright (and, if it is missing, make it missing).
 OVERRIDES = {"nvcc": "NVCC", "clang": "CLANG", "glslangValidator": "GLSLANG", "glslc": "GLSLC",
-             "spirv-val": "SPIRV_VAL"}
+             "spirv-val": "SPIRV_VAL", "ptxas": "PTXAS"}
 # How to get each program on Debian 12, for error messages.
 INSTALL = {
     "nvcc": "./setup.sh installs the nvidia-cuda-nvcc wheel where no nvcc is on PATH; "
@@ -80,7 +108,10 @@ def nvcc() -> str | None:
 
 
 def ptxas() -> str | None:
-    """The ptxas beside the nvcc in use."""
+    """$PTXAS, else the ptxas beside the nvcc in use, else ptxas on PATH."""
+    given, path = _override("ptxas")
+    if given:
+        return path
     compiler = nvcc()
     if compiler:
         candidate = Path(compiler).with_name("ptxas")
@@ -96,13 +127,115 @@ def on_path(name: str) -> str | None:
     return path if given else shutil.which(name)
 
 
-def run(argv: list[str], file: str | None = None, doing: str = "") -> str:
-    """Run a tool; its standard output, or a UserError holding what it printed."""
-    result = subprocess.run(argv, capture_output=True, text=True)
-    if result.returncode != 0:
-        what = f" to {doing}" if doing else ""
-        raise UserError(f"{Path(argv[0]).name} failed{what}:\n"
-                        f"{(result.stdout + result.stderr).strip()}", file=file)
+# Time limits in seconds by kind of tool (None: none), set from the build's variables
+# (scons IREE_COMPILE_TIMEOUT=...); the variable names them in errors.
+TIMEOUTS: dict[str, float | None] = {"IREE_COMPILE_TIMEOUT": 3600.0,
+                                     "KERNEL_COMPILE_TIMEOUT": 600.0,
+                                     "RUN_TIMEOUT": 600.0,
+                                     "VERSION_TIMEOUT": 30.0}
+
+
+def seconds(value) -> float | None:
+    """A time limit as given (a number of seconds; 0 or '' for none) as a float, or None."""
+    if value in (None, ""):
+        return None
+    number = float(value)
+    if not number == number or number < 0:        # NaN or negative
+        raise ValueError(f"{value!r} is not a number of seconds")
+    return number or None
+
+
+def timeout_variable(program: str) -> str:
+    """The variable limiting ``program``'s run time: by what kind of tool it is."""
+    name = Path(program).name
+    if name.startswith(("iree-run-module", "iree-benchmark-module")):
+        return "RUN_TIMEOUT"
+    if name.startswith(("iree-compile", "iree-opt")):
+        return "IREE_COMPILE_TIMEOUT"
+    return "KERNEL_COMPILE_TIMEOUT"
+
+
+def timeout_for(program: str) -> float | None:
+    return TIMEOUTS.get(timeout_variable(program))
+
+
+def timeout_message(name: str, timeout: float | None, variable: str = "") -> str:
+    variable = variable or timeout_variable(name)
+    return (f"{name} did not finish within {timeout:g} s and was stopped; a tool that takes "
+            f"longer needs {variable}=SECONDS (0: no limit)")
+
+
+def crash_message(name: str, signal_number: int, argv: list[str] | None = None) -> str:
+    """What to say about a tool killed by a signal; for iree-compile, the substituted executables."""
+    try:
+        what = signal.Signals(signal_number).name
+    except ValueError:
+        what = f"signal {signal_number}"
+    message = f"{name} crashed ({what})"
+    sources = _substituted_sources(argv or [])
+    if sources:
+        message += ("; it was compiling with the substituted executables "
+                    + ", ".join(f"{e} ({p})" for e, p in sources)
+                    + ": a source .mlir that does not match the executable it replaces "
+                      "(shapes, layout) can crash it")
+    return message
+
+
+_SUBSTITUTION_RE = re.compile(r"--iree-hal-substitute-executable-(?:source|object)=([^=]+)=(.+)")
+
+
+def _substituted_sources(argv: list[str]) -> list[tuple[str, str]]:
+    """(executable, file) of every substitution in the flag files ``argv`` passes as @file."""
+    found = []
+    for arg in argv:
+        if not arg.startswith("@"):
+            continue
+        try:
+            text = Path(arg[1:]).read_text(errors="replace")
+        except OSError:
+            continue
+        for line in text.splitlines():
+            m = _SUBSTITUTION_RE.search(line.strip().strip('"'))
+            if m:
+                found.append((m.group(1), m.group(2)))
+    return found
+
+
+_PRINTED_ERROR_RE = re.compile(r"^(?:.*?: )?error: .*$", re.MULTILINE)
+
+
+def printed_error(output: str) -> str:
+    """The first ``error:`` line a tool printed ('' if none): an error whatever its exit status."""
+    m = _PRINTED_ERROR_RE.search(output)
+    return m.group(0).strip() if m else ""
+
+
+def run(argv: list[str], file: str | None = None, doing: str = "",
+        timeout: float | None = -1) -> str:
+    """Run a tool; its standard output, or a UserError holding what it printed.
+
+    ``timeout``: seconds, None for no limit; by default the limit of its kind
+    (TIMEOUTS). A tool killed by a signal, or printing ``error:`` even with
+    exit status 0, fails too.
+    """
+    argv = [real_program(argv[0]), *argv[1:]]
+    name = Path(argv[0]).name
+    limit = timeout_for(argv[0]) if timeout == -1 else timeout
+    what = f" to {doing}" if doing else ""
+    try:
+        result = subprocess.run(argv, capture_output=True, text=True, errors="replace",
+                                timeout=limit)
+    except subprocess.TimeoutExpired:
+        raise UserError(timeout_message(name, limit) + (f" ({doing})" if doing else ""),
+                        file=file) from None
+    except OSError as e:
+        raise UserError(f"cannot run {argv[0]}{what}: {e.strerror}", file=file) from None
+    output = (result.stdout + result.stderr).strip()
+    if result.returncode < 0:
+        raise UserError(crash_message(name, -result.returncode, argv) + f"{what}:\n{output}",
+                        file=file)
+    if result.returncode != 0 or printed_error(result.stdout + result.stderr):
+        raise UserError(f"{name} failed{what}:\n{output}", file=file)
     return result.stdout
 
 
@@ -117,10 +250,41 @@ def iree_tool(program: str) -> str | None:
 
 @lru_cache(maxsize=None)
 def version(program: str, flag: str = "--version") -> str:
-    """What a program prints for ``flag``, lines stripped and joined; '' if it cannot run."""
+    """What a program prints for ``flag``, lines stripped and joined; '' if it cannot run.
+
+    A program that does not answer within VERSION_TIMEOUT is a UserError:
+    its version keys caches, and an empty one would match any other.
+    """
+    limit = TIMEOUTS.get("VERSION_TIMEOUT")
     try:
-        result = subprocess.run([program, flag], capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired):
+        result = subprocess.run([real_program(program), flag], capture_output=True, text=True,
+                                errors="replace", timeout=limit)
+    except OSError:
         return ""
+    except subprocess.TimeoutExpired:
+        raise UserError(f"{program} {flag} did not answer within {limit:g} s; the build keys "
+                        "what a tool makes by its version, so it cannot go on without it "
+                        "(VERSION_TIMEOUT=SECONDS to wait longer)") from None
     lines = [l.strip() for l in (result.stdout + result.stderr).splitlines() if l.strip()]
     return " ".join(lines)
+
+
+_OPTION_RE = re.compile(r"^\s+-{1,2}([A-Za-z0-9][\w.-]*)", re.MULTILINE)
+
+
+@lru_cache(maxsize=None)
+def compiler_options(program: str) -> frozenset[str]:
+    """The option names (no dashes) ``program --help-list-hidden`` lists; empty if it lists none."""
+    try:
+        result = subprocess.run([real_program(program), "--help-list-hidden"], capture_output=True,
+                                text=True,
+                                errors="replace", timeout=TIMEOUTS.get("VERSION_TIMEOUT"))
+    except (OSError, subprocess.TimeoutExpired):
+        return frozenset()
+    return frozenset(_OPTION_RE.findall(result.stdout))
+
+
+def unknown_option(flag: str, known: frozenset[str]) -> str | None:
+    """The name of ``flag`` (``--name=value``) if ``known`` lacks it; None if known, or nothing is known."""
+    name = flag.lstrip("-").split("=", 1)[0]
+    return None if not known or name in known else name

@@ -5,6 +5,11 @@ three expressions over the workload values IREE passes to the export's count
 region (``w0``, ``w1``, ...) and integers, with ``+ - * //``, ``ceildiv(a, b)``,
 ``min(a, b)`` and ``max(a, b)``. This module checks them and turns them into
 the ``arith`` ops of the count region. It does not render whole executables.
+
+A divisor must be positive whatever the workload: workload values can be 0,
+and a division by zero in a count region kills the program at run time
+(SIGFPE). Each value's bounds are tracked (workload values: 0 to unbounded)
+and a divisor whose lower bound is 0 is refused: ``w0 // max(w1, 1)`` passes.
 """
 from __future__ import annotations
 
@@ -29,11 +34,14 @@ class CountRegion:
     ops: list[str] = field(default_factory=list)
     constants: dict[int, str] = field(default_factory=dict)
     results: list[str] = field(default_factory=list)
+    # (lowest, highest or None: unbounded) of each value, for the division check
+    bounds: dict[str, tuple[int, int | None]] = field(default_factory=dict)
 
     def constant(self, value: int) -> str:
         if value not in self.constants:
             self.constants[value] = f"%c{value}"
             self.ops.append(f"%c{value} = arith.constant {value} : index")
+            self.bounds[self.constants[value]] = (value, value)
         return self.constants[value]
 
     def value(self, node: ast.AST) -> str:
@@ -42,13 +50,14 @@ class CountRegion:
         if isinstance(node, ast.Name):
             return self._workload(node.id)
         if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
-            return self._op(_BINARY[type(node.op)], node.left, node.right)
+            return self._op(_BINARY[type(node.op)], node.left, node.right, node)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
                 node.func.id in _CALLS and len(node.args) == 2 and not node.keywords:
-            return self._op(_CALLS[node.func.id], *node.args)
+            return self._op(_CALLS[node.func.id], *node.args, node)
         raise ExpressionError(f"'{ast.unparse(node)}' is not allowed; use {SYNTAX}")
 
     def _workload(self, name: str) -> str:
+        self.bounds[f"%{name}"] = (0, None)
         if self.workload is None:
             if re.fullmatch(r"w\d+", name):
                 return f"%{name}"
@@ -60,11 +69,38 @@ class CountRegion:
             raise ExpressionError(f"unknown name '{name}'; the workload values are {known}")
         return f"%{name}"
 
-    def _op(self, op: str, left: ast.AST, right: ast.AST) -> str:
+    def _op(self, op: str, left: ast.AST, right: ast.AST, node: ast.AST) -> str:
         a, b = self.value(left), self.value(right)
+        if op in ("arith.divui", "arith.ceildivui") and self.bounds[b][0] == 0:
+            divisor = ast.unparse(right)
+            why = ("which is zero; divide by a positive integer" if self.bounds[b] == (0, 0) else
+                   "which can be zero (a workload value can be 0); divide by a positive "
+                   f"integer or by max({divisor}, 1)")
+            raise ExpressionError(f"'{ast.unparse(node)}' divides by '{divisor}', {why}")
         result = f"%v{len(self.ops)}"
         self.ops.append(f"{result} = {op} {a}, {b} : index")
+        self.bounds[result] = _bounds(op, self.bounds[a], self.bounds[b])
         return result
+
+
+def _bounds(op: str, a: tuple[int, int | None], b: tuple[int, int | None]) -> tuple[int, int | None]:
+    """The bounds of ``op`` applied to values within bounds ``a`` and ``b`` (index arithmetic)."""
+    (la, ua), (lb, ub) = a, b
+    both = ua is not None and ub is not None
+    if op == "arith.addi":
+        return la + lb, ua + ub if both else None
+    if op == "arith.subi":          # unsigned: may wrap, so nothing is known of its lower bound
+        return 0, None
+    if op == "arith.muli":
+        return la * lb, ua * ub if both else None
+    if op == "arith.divui":
+        return (la // ub if ub else 0), (ua // lb if ua is not None and lb else None)
+    if op == "arith.ceildivui":
+        low = -(-la // ub) if ub else (1 if la > 0 else 0)
+        return low, (-(-ua // lb) if ua is not None and lb else None)
+    if op == "arith.minui":
+        return min(la, lb), (min(u for u in (ua, ub) if u is not None) if ua is not None or ub is not None else None)
+    return max(la, lb), max(ua, ub) if both else None
 
 
 def count_region(expressions, workload: int | None) -> CountRegion:

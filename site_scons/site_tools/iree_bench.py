@@ -22,7 +22,7 @@ import SCons.Builder
 import SCons.Util
 
 from iree_kernels import benchmarks, executables, runtime, toolchains
-from iree_kernels_scons import reporting_user_errors, write_atomically
+from iree_kernels_scons import program, reporting_user_errors, write_atomically
 
 
 @reporting_user_errors
@@ -79,7 +79,7 @@ def _report_emitter(target, source, env):
 
 def generate(env):
     env.SetDefault(
-        IREE_BENCHMARK_MODULE=toolchains.iree_tool("iree-benchmark-module") or "iree-benchmark-module",
+        IREE_BENCHMARK_MODULE=program(toolchains.iree_tool("iree-benchmark-module") or "iree-benchmark-module"),
         IREE_BENCHMARKFLAGS=SCons.Util.CLVar("--benchmark_repetitions=5 --batch_size=100"),
         IREE_BENCHCOMSTR="Benchmarking $TARGET",
         IREE_BENCHREPORTCOMSTR="Writing $TARGET",

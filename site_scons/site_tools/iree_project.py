@@ -23,9 +23,10 @@ from SCons.Script import BoolVariable, EnumVariable, Variables
 import iree_kernels
 from iree_kernels import checks, runtime, toolchains
 from iree_kernels.errors import UserError
-from iree_kernels.manifest import load_project
+from iree_kernels.manifest import closest, load_project
 from iree_kernels.targets import REPRODUCIBLE_FLAGS, TARGETS, kernel_kind
-from iree_kernels_scons import fail, pspawn_without_shell, spawn_without_shell
+from iree_kernels_scons import (OPTION_ORIGINS, fail, lock_build_folder, pspawn_without_shell,
+                                safe_arguments, spawn_without_shell)
 
 SHORT_COMSTRS = {
     "IREE_COMPILECOMSTR": "IREE     $TARGET",
@@ -47,7 +48,7 @@ SHORT_COMSTRS = {
 
 
 def _variables(env) -> Variables:
-    variables = Variables(None, SCons.Script.ARGUMENTS)
+    variables = Variables(None, {})
     variables.Add("IREE_TARGETS", "comma-separated targets to build (" + ", ".join(TARGETS) + ")",
                   ",".join(TARGETS))
     variables.Add("BUILD_DIR", "where everything built goes", "build")
@@ -74,12 +75,34 @@ def _variables(env) -> Variables:
                                "cuda", allowed_values=("cuda", "glsl", "c", "mlir")))
     variables.Add("SCAFFOLD_MANIFEST", "for 'scons scaffold': the manifest its entry is "
                   "appended to", "kernels/scaffolded.toml")
+    variables.Add("IREE_COMPILE_TIMEOUT", "seconds an iree-compile run may take (0: no limit)",
+                  "3600")
+    variables.Add("KERNEL_COMPILE_TIMEOUT", "seconds a kernel compiler or checker (nvcc, clang, "
+                  "glslang, ptxas, spirv-val) may take (0: no limit)", "600")
+    variables.Add("RUN_TIMEOUT", "seconds an iree-run-module or iree-benchmark-module run may "
+                  "take (0: no limit)", "600")
+    variables.Add("VERSION_TIMEOUT", "seconds a tool may take to print its --version", "30")
+    variables.Add("LOCK_WAIT", "seconds to wait for another scons building in this checkout",
+                  "10")
     for variable in env.get("IREE_VARIABLES", []):
         variables.Add(*variable)
-    variables.Update(env)
+    arguments = SCons.Script.ARGUMENTS
+    variables.Update(env, safe_arguments(variables, arguments))
     SCons.Script.Help(variables.GenerateHelpText(env), append=True)
-    for key in variables.UnknownVariables():
-        fail(f"unknown command-line variable '{key}'; see scons -h")
+    for key in arguments:
+        if key not in variables.keys():
+            fail(f"unknown command-line variable {key!r}; see scons -h")
+    # Read by Python only (the scaffold step escapes it where SCons prints it).
+    env["SCAFFOLD"] = arguments.get("SCAFFOLD", "")
+    for name in toolchains.TIMEOUTS:
+        try:
+            toolchains.TIMEOUTS[name] = toolchains.seconds(env[name])
+        except ValueError:
+            fail(f"{name}={env[name]}: expected a number of seconds (0: no limit)")
+    try:
+        toolchains.seconds(env["LOCK_WAIT"])
+    except ValueError:
+        fail(f"LOCK_WAIT={env['LOCK_WAIT']}: expected a number of seconds")
     return variables
 
 
@@ -105,6 +128,14 @@ def _selected_targets(env) -> list[str]:
 
 
 def declare_project(env, manifests=None):
+    """Declare every module of the repo's manifests; see the module's docstring."""
+    try:
+        return _declare_project(env, manifests)
+    except UserError as e:          # a tool's --version that hangs, a file that cannot be read
+        fail(str(e))
+
+
+def _declare_project(env, manifests=None):
     _variables(env)
     env = env.Clone(SPAWN=spawn_without_shell, PSPAWN=pspawn_without_shell,
                     ESCAPE=lambda arg: arg)
@@ -117,10 +148,12 @@ def declare_project(env, manifests=None):
     if manifests is None:
         manifests = sorted(root.glob(env["MANIFESTS"]))
     try:
-        project = load_project(root, manifests)
+        project = load_project(root, manifests, env["BUILD_DIR"])
     except UserError as e:
         fail(str(e))
+    _check_options(env, project)
     build = env.Dir(f"#{env['BUILD_DIR']}")
+    _lock(env, build)
     env["_IREE_KERNEL_CHECKS"] = _kernel_checks(env, project)
     _check_settings(env)
     selected = _selected_targets(env)
@@ -148,6 +181,36 @@ def declare_project(env, manifests=None):
     if SCons.Script.GetOption("clean"):
         SCons.Script.Default(build)   # scons -c removes dumps, benchmarks and checks too
     return modules
+
+
+def _check_options(env, project) -> None:
+    """Every model's options are flags iree-compile has (asked once, only where there are options).
+
+    Records where each is set, for an error iree-compile gives about its value (OPTION_ORIGINS).
+    """
+    for model in project.models.values():
+        for target, flags in model.options.items():
+            known = toolchains.compiler_options(env.subst("$IREE_COMPILE")) if flags else None
+            flag_file = env.Dir(f"#{env['BUILD_DIR']}").Dir(target).Dir(model.name).File(
+                "options.flags").get_path()
+            origin = model.origin.error("", "options")
+            OPTION_ORIGINS[flag_file] = {
+                f.lstrip("-").split("=", 1)[0]: f"{origin}options.{target}" for f in flags}
+            for flag in flags:
+                name = toolchains.unknown_option(flag, known)
+                if name:
+                    close = closest(name, known)
+                    raise model.origin.error(
+                        f"options.{target}: iree-compile has no option '--{name}'"
+                        + close.replace(" (did you mean '", " (did you mean '--"), "options")
+
+
+def _lock(env, build) -> None:
+    """One scons at a time in a checkout; a look (-n, --question, -h) at an unbuilt one locks nothing."""
+    looking = any(SCons.Script.GetOption(o) for o in ("no_exec", "question", "help"))
+    if looking and not build.exists():
+        return
+    lock_build_folder(build.abspath, toolchains.seconds(env["LOCK_WAIT"]) or 0)
 
 
 def _declare_module(env, project, model, target_name, build):
@@ -293,9 +356,17 @@ def _failing(message: str):
 
 
 def _missing_program(env, sub) -> str:
-    """The program ``sub`` needs and this machine lacks, or ''."""
-    compiler = _compiler(env, kernel_kind(sub.file).compiles_to)
-    return compiler[0] if compiler and not compiler[1] else ""
+    """The program ``sub`` needs and this machine lacks (compiler, then checker), or ''."""
+    compiles_to = kernel_kind(sub.file).compiles_to
+    compiler = _compiler(env, compiles_to)
+    if compiler and not compiler[1]:
+        return compiler[0]
+    checked = compiles_to or Path(sub.file).suffix
+    if checked == ".ptx" and not env["_IREE_KERNEL_CHECKS"]["ptxas"]:
+        return "ptxas"
+    if checked == ".spv" and not env["_IREE_KERNEL_CHECKS"]["spirv_val"]:
+        return "spirv-val"
+    return ""
 
 
 def _declare_defaults(env, modules, build):
@@ -349,7 +420,8 @@ def _declare_check(env, model, target, module):
         return _skipped(env, name, f"check: skipped {module[0]}: no '{driver}' device on "
                         "this machine (iree-run-module --list_devices)")
     try:
-        cases = checks.load_cases(model.expected, target.name)
+        cases = checks.load_cases(model.expected, target.name, env.Dir("#").abspath,
+                                  env["BUILD_DIR"])
     except UserError as e:
         fail(str(e))
     if not cases:
@@ -358,7 +430,8 @@ def _declare_check(env, model, target, module):
     check = env.IreeCheck(module[0].target_from_source("", ".check"),
                           [module, model.expected],
                           IREE_RUN_DEVICE=target.run_device, IREE_RUN_TARGET=target.name)
-    env.Depends(check, [env.File(f"#{path}") for path in checks.referenced_files(cases)])
+    top = env.Dir("#")          # Dir.File: the path is not substituted
+    env.Depends(check, [top.File(path) for path in checks.referenced_files(cases)])
     env.NoCache(check)      # a check says what this machine's device computes
     return check
 

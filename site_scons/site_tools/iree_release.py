@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from dataclasses import dataclass
 
 import SCons.Action
@@ -49,7 +50,16 @@ class ToolVersion:
         return os.path.basename(self.program)
 
     def __str__(self) -> str:
-        return toolchains.version(self.program)
+        try:
+            return toolchains.version(self.program)
+        except UserError as e:
+            # A --version that hangs. SCons asks while deciding what to build, where an
+            # exception is printed with a traceback and asks again; no version must
+            # key anything: one line, and stop.
+            sys.stdout.flush()
+            sys.stderr.write(f"scons: *** {e}\n")
+            sys.stderr.flush()
+            os._exit(2)
 
 
 @dataclass(frozen=True)
@@ -87,7 +97,8 @@ def _find_program(executor, env, actions) -> str | None:
                                   source=executor.get_all_sources())
             if argv and argv[0]:
                 program = str(argv[0][0])
-                return env.WhereIs(program) or program
+                # WhereIs expands its argument: a path is taken as it is.
+                return program if os.path.isabs(program) else env.WhereIs(program) or program
     return None
 
 

@@ -12,7 +12,7 @@ import SCons.Action
 import SCons.Builder
 
 from iree_kernels import checks, toolchains
-from iree_kernels_scons import reporting_user_errors, write_atomically
+from iree_kernels_scons import program, reporting_user_errors, write_atomically
 
 
 @reporting_user_errors
@@ -30,7 +30,7 @@ def run_checks(target, source, env):
 
 def generate(env):
     env.SetDefault(
-        IREE_RUN_MODULE=toolchains.iree_tool("iree-run-module") or "iree-run-module",
+        IREE_RUN_MODULE=program(toolchains.iree_tool("iree-run-module") or "iree-run-module"),
         IREE_CHECKCOMSTR="Checking $SOURCE on $IREE_RUN_DEVICE",
     )
     env["BUILDERS"]["IreeCheck"] = SCons.Builder.Builder(

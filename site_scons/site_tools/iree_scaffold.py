@@ -15,7 +15,7 @@ import SCons.Action
 from iree_kernels import executables, scaffold, selection
 from iree_kernels.errors import UserError
 from iree_kernels.manifest import closest
-from iree_kernels_scons import reporting_user_errors, write_atomically
+from iree_kernels_scons import escape, reporting_user_errors, write_atomically
 
 
 @reporting_user_errors
@@ -50,8 +50,8 @@ def write_scaffold(target, source, env):
 def declare_scaffold(env, spec: dict, sources_dump, listing):
     node = env.Alias("scaffold", [env.Value(json.dumps(spec, sort_keys=True)), sources_dump,
                                   listing],
-                     SCons.Action.Action(write_scaffold, f"SCAFFOLD {spec['model']}/"
-                                         f"{spec['target']}/{spec['executable']}"))
+                     SCons.Action.Action(write_scaffold, escape(f"SCAFFOLD {spec['model']}/"
+                                         f"{spec['target']}/{spec['executable']}")))
     env.AlwaysBuild(node)
     return node
 

@@ -25,7 +25,7 @@ import SCons.Util
 
 import iree_kernels
 from iree_kernels import toolchains
-from iree_kernels_scons import include_scanner, program, whole_file_command
+from iree_kernels_scons import file_argument, include_scanner, program, whole_file_command
 
 CLANG_PRELUDE = Path(iree_kernels.__file__).parent / "data" / "clang_cuda_prelude.h"
 
@@ -39,7 +39,7 @@ def generate(env):
         NVCCFLAGS=SCons.Util.CLVar("-O3"),
         CLANG_CUDA=program(toolchains.on_path("clang") or "clang"),
         CLANG_CUDAFLAGS=SCons.Util.CLVar("-O3"),
-        CLANG_CUDA_PRELUDE=program(str(CLANG_PRELUDE)),
+        CLANG_CUDA_PRELUDE=file_argument(str(CLANG_PRELUDE)),
         _CUDA_INCFLAGS='${_concat("-I", CUDA_CPPPATH, "", __env__, RDirs, TARGET, SOURCE)}',
         _CUDA_DEFFLAGS='${_defines("-D", CUDA_CPPDEFINES, "", __env__, TARGET, SOURCE)}',
         PTX_NVCCCOM="$( $NVCC $) -ptx -arch=$CUDA_ARCH $NVCCFLAGS $_CUDA_INCFLAGS $_CUDA_DEFFLAGS "
@@ -60,7 +60,7 @@ def generate(env):
 def _prelude_emitter(target, source, env):
     # The prelude's path is left out of the command's signature ($( $)); its content is not.
     if env.subst("$CUDA_COMPILER") == "clang":
-        env.Depends(target, env.File(env.subst("$CLANG_CUDA_PRELUDE")))
+        env.Depends(target, env.fs.File(env.subst("$CLANG_CUDA_PRELUDE")))   # no second expansion
     return target, source
 
 

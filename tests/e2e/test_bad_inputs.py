@@ -1,13 +1,20 @@
 """The catalogue of bad inputs: each gets one clear error, a non-zero exit and no traceback.
 
 Every case writes a small repo, runs scons, and checks that the first error line
-names the file (and line, where there is one) and says what is wrong, and that
-no module was left behind for a later build to take as up to date.
+names the file (and line, where there is one) and says what is wrong, the exit
+status, that no Python traceback is printed, that nothing the failed build left
+is taken as up to date by ``scons --question`` (asked wherever the build made
+anything: a mistake found while reading the manifests makes nothing), and that
+nothing changed outside the repo. ``run_bad_input`` is shared with
+test_hostile_inputs.py.
 """
 from __future__ import annotations
 
 import json
+import os
+import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
@@ -48,6 +55,19 @@ class Case:
     needs: str = ""
     absent: str = ""          # a file the failed build must not leave behind
     env: dict = field(default_factory=dict)
+    code: int = 2             # scons's exit status
+    tools: dict = field(default_factory=dict)   # {ENV_VAR: python body}: a fake program
+    present: str = ""         # a file the build must still have made (what did not need the failure)
+    shows: str = ""           # a line the output must hold
+
+
+FIFO, FOLDER = object(), object()      # special files a case may ask for
+
+
+@dataclass(frozen=True)
+class Link:
+    """A symbolic link to ``to`` (absolute, or relative to the link)."""
+    to: str
 
 
 SQUARE = (REPO / "kernels/llvm-cpu/mlp_square_relu.mlir").read_text()
@@ -169,17 +189,19 @@ CASES = [
     Case("corrupted-ptx", BASE + sub(target="cuda", file="kernels/k.ptx", **EW),
          "kernels/k.ptx: not PTX: no '.version' directive", files={"kernels/k.ptx": "garbage\n"}),
     Case("ptx-entry-mismatch", BASE + sub(target="cuda", file="kernels/k.cu", **EW),
-         "build/kernels/k.ptx: [[substitutions]] #1 (executable 'main_dispatch_0' of ew/cuda), kernel "
-         "kernels/k.cu: executable 'main_dispatch_0': the PTX has no .entry named "
-         "'main_dispatch_0_elementwise_D_f32'", needs="nvcc",
+         "kernels/demo.toml:10: [[substitutions]] #1 (executable 'main_dispatch_0' of ew/cuda): "
+         "kernel kernels/k.cu (compiled to build/kernels/k.ptx): executable 'main_dispatch_0': "
+         "the PTX has no .entry named 'main_dispatch_0_elementwise_D_f32'", needs="nvcc",
          files={"kernels/k.cu": CUDA.replace("elementwise_D_f32", "elementwise")},
          absent="build/cuda/ew.vmfb"),
     Case("ptx-parameter-mismatch", BASE + sub(target="cuda", file="kernels/k.cu", **EW),
          "has 5 parameters, expected 7 (3 bindings + 4 push constants)", needs="nvcc",
          files={"kernels/k.cu": CUDA.replace(", unsigned int out_n_lo, unsigned int out_n_hi", "")}),
     Case("spirv-binding-mismatch", BASE + sub(target="vulkan", file="kernels/k.glsl", **EW),
-         "kernel kernels/k.glsl: SPIR-V does not fit executable 'main_dispatch_0': expected bindings "
-         "0..2, found [0, 1, 3]", needs="glslangValidator",
+         "kernels/demo.toml:10: [[substitutions]] #1 (executable 'main_dispatch_0' of ew/vulkan): "
+         "kernel kernels/k.glsl (compiled to build/vulkan/ew/main_dispatch_0.spv): SPIR-V does not "
+         "fit executable 'main_dispatch_0': expected bindings 0..2, found [0, 1, 3] (at "
+         f"kernels/k.glsl:{line_of(GLSL, 'binding = 2)')})", needs="glslangValidator",
          files={"kernels/k.glsl": GLSL.replace("binding = 2)", "binding = 3)")},
          absent="build/vulkan/ew.vmfb"),
     Case("spirv-push-constant-mismatch", BASE + sub(target="vulkan", file="kernels/k.glsl", **EW),
@@ -233,26 +255,92 @@ def test_catalogue_is_large_enough():
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
-def test_bad_input(project, case, monkeypatch):
+def test_bad_input(project, case, monkeypatch, tmp_path):
+    run_bad_input(project, case, monkeypatch, tmp_path)
+
+
+PWNED = "pwned"     # what code smuggled into a string would create (see test_hostile_inputs)
+
+
+FAKES = {"IREE_COMPILE": ("iree-compile", toolchains.iree_compile),
+         "CLANG": ("clang", lambda: toolchains.on_path("clang")),
+         "NVCC": ("nvcc", toolchains.nvcc)}
+
+
+def fake_tool(folder: Path, variable: str, body: str) -> Path:
+    """The program $variable names, replaced by ``body`` (Python; ``REAL``: the real program)."""
+    name, real = FAKES[variable]
+    folder.mkdir(parents=True, exist_ok=True)
+    tool = folder / name
+    tool.write_text(f"#!{sys.executable}\nimport os, sys, time\nREAL = {real()!r}\n{body}\n")
+    tool.chmod(0o755)
+    return tool
+
+
+def write_files(root: Path, files: dict) -> None:
+    for name, content in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if content is FIFO:
+            os.mkfifo(path)
+        elif content is FOLDER:
+            path.mkdir()
+        elif isinstance(content, Link):
+            path.symlink_to(content.to)
+        elif isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
+
+
+def snapshot(folder: Path, skip: Path) -> dict:
+    """Every path under ``folder`` but ``skip``, with its size and time: to see that nothing changed."""
+    found = {}
+    for dirpath, dirnames, filenames in os.walk(folder):
+        if Path(dirpath) == skip.parent:
+            dirnames[:] = [d for d in dirnames if Path(dirpath, d) != skip]
+        for name in dirnames + filenames:
+            stat = os.lstat(os.path.join(dirpath, name))
+            found[os.path.join(dirpath, name)] = (stat.st_size, stat.st_mtime_ns)
+    return found
+
+
+def run_bad_input(project, case, monkeypatch, tmp_path) -> None:
     if case.needs == "nvcc" and toolchains.nvcc() is None or \
             case.needs not in ("", "nvcc") and toolchains.on_path(case.needs) is None:
         pytest.skip(f"no {case.needs}")
     for name, value in case.env.items():
         monkeypatch.setenv(name, value)
+    for variable, body in case.tools.items():
+        monkeypatch.setenv(variable, str(fake_tool(tmp_path / "tools", variable, body)))
     project.copy(REPO / "models/mlp.mlir", "models/mlp.mlir")
     project.copy(REPO / "models/elementwise.mlir", "models/ew.mlir")
-    for name, content in {"kernels/k.mlir": SQUARE, "kernels/k.txt": "", "kernels/k.ptx": ".version 9.0\n",
-                          "kernels/k.o": b"\x7fELF", "kernels/k.spv": b"\x03\x02\x23\x07",
-                          "kernels/k.c": C, "kernels/grid.cuh": GRID_CUH, "kernels/grid.glsl": GRID_GLSL,
-                          **case.files}.items():
-        path = project.root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(content) if isinstance(content, bytes) else path.write_text(content)
-    project.write("kernels/demo.toml", case.manifest)
+    write_files(project.root, {
+        "kernels/k.mlir": SQUARE, "kernels/k.txt": "", "kernels/k.ptx": ".version 9.0\n",
+        "kernels/k.o": b"\x7fELF", "kernels/k.spv": b"\x03\x02\x23\x07", "kernels/k.c": C,
+        "kernels/grid.cuh": GRID_CUH, "kernels/grid.glsl": GRID_GLSL, **case.files})
+    if case.manifest is not None:
+        project.write("kernels/demo.toml", case.manifest)
+    outside = snapshot(tmp_path, project.root)
     build = project.scons(*case.args, expect_ok=False)
-    assert build.returncode != 0
-    first_error = next(line for line in build.output.splitlines() if line.startswith("scons: ***"))
-    assert case.expect in first_error, build.output
+    assert build.returncode == case.code, build.output
+    first_error = next((line for line in build.output.splitlines()
+                        if line.startswith("scons: ***")), None)
+    assert first_error is not None, build.output
+    for expected in case.expect if isinstance(case.expect, tuple) else (case.expect,):
+        assert expected in first_error, build.output
+    if case.shows:
+        assert case.shows in build.output.splitlines(), build.output
+    if case.present:
+        assert (project.root / case.present).is_file(), build.output
     assert "Traceback" not in build.output
     if case.absent:
         assert not (project.root / case.absent).exists()
+    made = [p for p in (project.root / "build").rglob("*") if p.name != ".scons-lock"] \
+        if (project.root / "build").is_dir() else []
+    if made:    # it went far enough to make something: what it was making is not taken as done
+        question = project.scons("--question", *case.args, expect_ok=False)
+        assert question.returncode != 0, question.output
+        assert "Traceback" not in question.output
+    assert snapshot(tmp_path, project.root) == outside
+    assert not (project.root / PWNED).exists(), "a string was run as code"

@@ -85,9 +85,9 @@ def test_clang_compiles_the_same_kernels(cuda_project):
 
 @pytest.mark.parametrize("edit, message", [
     (lambda k: k.replace("main_dispatch_0_elementwise_D_f32", "main_dispatch_0_elementwise"),
-     "build/kernels/ew.ptx: [[substitutions]] #1 (executable 'main_dispatch_0' of ew/cuda), "
-     "kernel kernels/ew.cu: executable 'main_dispatch_0': the PTX has no .entry named "
-     "'main_dispatch_0_elementwise_D_f32'"),
+     "kernels/demo.toml:10: [[substitutions]] #1 (executable 'main_dispatch_0' of ew/cuda): "
+     "kernel kernels/ew.cu (compiled to build/kernels/ew.ptx): executable 'main_dispatch_0': "
+     "the PTX has no .entry named 'main_dispatch_0_elementwise_D_f32'"),
     (lambda k: k.replace('extern "C" ', ""),
      "declare the kernel extern \"C\" to keep its name"),
     (lambda k: k.replace(", unsigned int out_n_lo, unsigned int out_n_hi", ""),

@@ -124,9 +124,9 @@ def test_layout_mismatch_is_refused(vulkan_project, edit, message):
     vulkan_project.write("kernels/ew.glsl", edit(SHADER))
     build = vulkan_project.scons(expect_ok=False)
     assert build.returncode != 0
-    assert ("build/vulkan/ew/main_dispatch_0.spv: [[substitutions]] #1 (executable "
-            "'main_dispatch_0' of ew/vulkan), kernel kernels/ew.glsl: SPIR-V does not fit "
-            "executable 'main_dispatch_0': " + message) in build.output
+    assert ("kernels/demo.toml:14: [[substitutions]] #1 (executable 'main_dispatch_0' of "
+            "ew/vulkan): kernel kernels/ew.glsl (compiled to build/vulkan/ew/main_dispatch_0.spv): "
+            "SPIR-V does not fit executable 'main_dispatch_0': " + message) in build.output
     assert "Traceback" not in build.output
     assert not (vulkan_project.root / "build/vulkan/ew.vmfb").exists()
 

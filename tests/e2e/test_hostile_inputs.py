@@ -1,0 +1,436 @@
+"""The catalogue, continued: strings that would run code, files that would hang, names that collide.
+
+Each case is checked as in test_bad_inputs.py (``run_bad_input``): the first
+error line, the exit status, no traceback, nothing taken as up to date, nothing
+changed outside the repo, and nothing created by a string run as code. Most
+cases fail while SCons reads the manifests, which takes under a second.
+"""
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+
+import pytest
+
+from conftest import REPO, SCONS
+from iree_kernels import toolchains
+from test_bad_inputs import (BASE, C, EW, FIFO, FOLDER, GLSL, PWNED, SQUARE, Case, Link, line_of,
+                             run_bad_input, sub)
+
+# SCons evaluates ${...} as Python, $TARGET as a variable, $(...) as signature markers; a
+# shell would run $(...) and backticks. Each would create PWNED beside or inside the repo.
+# No '/', no spaces and no '"': the payload must fit a folder name and a TOML string.
+PAYLOAD = (f"${{__import__('pathlib').Path('..','{PWNED}').touch()}}"
+           f"$(touch${{IFS}}{PWNED})`touch${{IFS}}{PWNED}`$TARGET$$")
+P = PAYLOAD
+EXPECTED = ('[[case]]\nfunction = "main"\ninputs = ["4x8xf32=1", "8x16xf32=0.5", "16xf32=-1"]\n'
+            'outputs = ["4xf32=1"]\n')
+CHECK = ("check", "IREE_TARGETS=llvm-cpu")
+EW_ONLY = '[models.ew]\nsource = "models/ew.mlir"\ntargets = ["llvm-cpu", "{0}"]\n'
+MLP_ONLY = '[models.mlp]\nsource = "models/mlp.mlir"\ntargets = ["llvm-cpu"]\n'
+
+
+def expected_case(**fields) -> str:
+    """models/mlp.expected.toml with one case, ``fields`` replacing the defaults."""
+    case = {"function": '"main"', "inputs": '["4x8xf32=1", "8x16xf32=0.5", "16xf32=-1"]',
+            "outputs": '["4xf32=1"]', **fields}
+    return "[[case]]\n" + "".join(f"{k} = {v}\n" for k, v in case.items())
+
+
+def with_object(path: str) -> str:
+    """The square kernel naming ``path`` as an external object (in a comment: read all the same)."""
+    return SQUARE + f'// #hal.executable.object<{{path = "{path}"}}>\n'
+
+
+OBJECT_LINE = len(with_object("x").splitlines())
+SEGFAULT = SQUARE.replace("main_dispatch_1", "main_dispatch_0")   # mlp's executable, ew's name
+
+# --- strings that reach SCons: refused where they name a path or a name, never run -------------
+INJECTION = [
+    Case("inject-model-name", BASE.replace("[models.ew]", f'[models."{P}"]'),
+         "model names may use letters, digits"),
+    Case("inject-source", BASE.replace("models/ew.mlir", f"models/{P}.mlir"),
+         f"field 'source': path 'models/{P}.mlir' contains '$'"),
+    Case("inject-expected-path", BASE.replace('targets = ["llvm-cpu", "vulkan", "cuda"]\n\n[models.ew]',
+                                              f'expected = "models/{P}.toml"\n\n[models.ew]'),
+         f"field 'expected': path 'models/{P}.toml' contains '$'"),
+    Case("inject-model-target", BASE.replace('"cuda"]\n\n[models.ew]', f'"{P}"]\n\n[models.ew]'),
+         f"field 'targets': unknown target '{P}'"),
+    Case("inject-option-name", MLP_ONLY + f'options = {{ llvm-cpu = ["--{P}"] }}\n',
+         "kernels/demo.toml:4: models.mlp: field 'options': options.llvm-cpu: iree-compile has no "
+         "option '--${__import__('pathlib')"),
+    Case("inject-option-value", MLP_ONLY + f'options = {{ llvm-cpu = ["--iree-opt-level={P}"] }}\n',
+         "scons: *** kernels/demo.toml:4: models.mlp: field 'options': options.llvm-cpu: "
+         f"iree-compile: iree-compile: for the --iree-opt-level option: '{P}' value not a valid "
+         "optimization level",
+         absent="build/llvm-cpu/mlp.vmfb"),
+    Case("inject-substitution-model", BASE + sub(model=P), f"field 'model': unknown model '{P}'"),
+    Case("inject-substitution-target", BASE + sub(target=P),
+         f"field 'file': an MLIR hal.executable source cannot replace an executable of target '{P}'"),
+    Case("inject-executable", BASE + sub(executable=P),
+         f"field 'executable': model 'mlp' has no executable '{P}' for target 'llvm-cpu'",
+         args=("IREE_TARGETS=llvm-cpu",), absent="build/llvm-cpu/mlp.vmfb"),
+    Case("inject-kernel-path", BASE + sub(file=f"kernels/{P}.mlir"),
+         f"field 'file': path 'kernels/{P}.mlir' contains '$'"),
+    Case("inject-mode", BASE + sub(mode=P), f"field 'mode': unknown mode '{P}'"),
+    Case("inject-function", BASE + sub(file="kernels/k.c", workgroup_count=[1], function=P),
+         f"field 'function': '{P}' is not a C function name"),
+    Case("inject-workgroup-count", BASE + sub(file="kernels/k.c", workgroup_count=[P]),
+         "field 'workgroup_count':"),
+    Case("inject-workgroup-count-call", BASE + sub(file="kernels/k.c",
+                                                   workgroup_count=["__import__('os').getpid()"]),
+         "field 'workgroup_count': '__import__('os').getpid()' is not allowed"),
+    Case("inject-workgroup-size", BASE + sub(target="cuda", file="kernels/k.cu", mode="wrapped",
+                                             workgroup_count=[1], workgroup_size=[P], **EW),
+         "field 'workgroup_size': a wrapped GPU kernel needs workgroup_size",
+         files={"kernels/k.cu": ""}),
+    Case("inject-manifest-kernel-include", BASE + sub(file="kernels/k.c", workgroup_count=[1], **EW),
+         "kernels/k.c:1:10: fatal error:", needs="clang",
+         files={"kernels/k.c": f'#include "{P}.h"\n' + C}, args=("IREE_TARGETS=llvm-cpu",),
+         absent="build/kernels/k.o"),
+    Case("inject-expected-input-path", BASE, f"field 'inputs': '@models/{P}.bin': path",
+         files={"models/mlp.expected.toml": expected_case(inputs=f'["@models/{P}.bin"]')}, args=CHECK),
+    Case("inject-expected-output-path", BASE, f"field 'outputs': '@{P}': path",
+         files={"models/mlp.expected.toml": expected_case(outputs=f'["@{P}"]')}, args=CHECK),
+    Case("inject-expected-function", BASE, f"does not produce the expected outputs of @{P}",
+         files={"models/mlp.expected.toml": expected_case(function=f'"{P}"')}, args=CHECK,
+         absent="build/llvm-cpu/mlp.check"),
+    Case("inject-expected-input", BASE, "does not produce the expected outputs of @main",
+         files={"models/mlp.expected.toml": expected_case(inputs=f'["{P}"]')}, args=CHECK,
+         absent="build/llvm-cpu/mlp.check"),
+    Case("inject-expected-targets", BASE, f"field 'targets': unknown target '{P}'",
+         files={"models/mlp.expected.toml": expected_case(targets=f'["{P}"]')}, args=CHECK),
+    Case("inject-unknown-variable", BASE, "unknown command-line variable", args=(f"{P}=1",)),
+    Case("inject-scaffold", BASE, f"SCAFFOLD: model 'mlp' has no executable '{P}'",
+         args=("scaffold", f"SCAFFOLD=mlp/llvm-cpu/{P}", "LANGUAGE=c"),
+         shows=f"SCAFFOLD mlp/llvm-cpu/{P}"),
+    Case("inject-cache-dir-environment", BASE, ("CACHE_DIR (default", "from the environment): '$' "
+                                                "is not allowed in a path"),
+         env={"IREE_KERNELS_CACHE_DIR": f"/tmp/{P}"}),
+    Case("inject-iree-compile-path", MLP_ONLY, f"cannot run /nonexistent/{P}/iree-compile",
+         env={"IREE_COMPILE": f"/nonexistent/{P}/iree-compile"}, absent="build/llvm-cpu/mlp.vmfb"),
+    Case("inject-nvcc-path", EW_ONLY.format("cuda") + sub(target="cuda", file="kernels/k.cu", **EW),
+         "nvcc is not installed", env={"NVCC": f"/nonexistent/{P}/nvcc"},
+         files={"kernels/k.cu": ""}, present="build/llvm-cpu/ew.vmfb"),
+]
+PATH_VARIABLES = ["BUILD_DIR", "MANIFESTS", "SCAFFOLD_MANIFEST", "CACHE_DIR", "CODEGEN_CACHE_DIR",
+                  "ARCHIVE"]
+VALUE_VARIABLES = ["IREE_TARGETS", "VERBOSE", "PROGRESS", "CUDA_COMPILER", "CUDA_ARCH",
+                   "PTX_ISA_VERSION", "GLSL_COMPILER", "DUMP", "LANGUAGE", "CACHE_READONLY",
+                   "EXECUTABLE_CACHE", "IREE_COMPILE_TIMEOUT", "KERNEL_COMPILE_TIMEOUT",
+                   "RUN_TIMEOUT", "VERSION_TIMEOUT", "LOCK_WAIT"]
+INJECTION += [Case(f"inject-variable-{name}", BASE,
+                   (f"scons: *** {name}=", f"'$' is not allowed in a "
+                    f"{'path' if name in PATH_VARIABLES else 'value'} here"),
+                   args=(f"{name}={P}",)) for name in PATH_VARIABLES + VALUE_VARIABLES]
+
+# --- files that are not regular files, and tools that do not return -----------------------------
+HANGS = [
+    Case("manifest-fifo", BASE, "kernels/x.toml: a manifest is a FIFO (named pipe), not a regular "
+         "file", files={"kernels/x.toml": FIFO}),
+    Case("manifest-folder", BASE, "kernels/x.toml: a manifest is a folder, not a regular file",
+         files={"kernels/x.toml": FOLDER}),
+    Case("manifest-dev-zero", BASE, "kernels/z.toml: a manifest is a character device, not a "
+         "regular file", files={"kernels/z.toml": Link("/dev/zero")}),
+    Case("manifest-outside-repo", BASE, ("kernels/o.toml: the manifest is a link to ",
+                                         "outside the repository"),
+         files={"kernels/o.toml": Link(str(REPO / "kernels/demo.toml"))}),
+    Case("manifest-outside-by-glob", BASE, "outside.toml: the manifest lies, outside the "
+         "repository", files={"../outside.toml": MLP_ONLY}, args=("MANIFESTS=../*.toml",)),
+    Case("kernel-fifo", BASE + sub(file="kernels/f.mlir"), "field 'file': 'kernels/f.mlir' is a "
+         "FIFO (named pipe), not a regular file", files={"kernels/f.mlir": FIFO}),
+    Case("kernel-folder", BASE + sub(file="kernels/d.mlir"), "field 'file': 'kernels/d.mlir' is a "
+         "folder, not a regular file", files={"kernels/d.mlir": FOLDER}),
+    Case("kernel-dev-zero", BASE + sub(file="kernels/z.mlir"), "field 'file': 'kernels/z.mlir' is "
+         "outside the repository", files={"kernels/z.mlir": Link("/dev/zero")}),
+    Case("header-fifo", BASE + sub(file="kernels/k.c", workgroup_count=[1], **EW),
+         "kernels/fifo.h: an included file is a FIFO (named pipe), not a regular file",
+         needs="clang", files={"kernels/k.c": '#include "fifo.h"\n' + C, "kernels/fifo.h": FIFO},
+         args=("IREE_TARGETS=llvm-cpu",), absent="build/kernels/k.o"),
+    Case("model-fifo", BASE.replace("models/ew.mlir", "models/f.mlir"), "kernels/demo.toml:7: "
+         "models.ew: field 'source': 'models/f.mlir' is a FIFO", files={"models/f.mlir": FIFO}),
+    Case("expected-fifo", BASE.replace('targets = ["llvm-cpu", "vulkan", "cuda"]\n\n[models.ew]',
+                                       'expected = "models/f.toml"\n\n[models.ew]'),
+         "field 'expected': 'models/f.toml' is a FIFO", files={"models/f.toml": FIFO}),
+    Case("default-expected-fifo", BASE, "models.mlp: field 'source': its expected outputs: "
+         "'models/mlp.expected.toml' is a FIFO", files={"models/mlp.expected.toml": FIFO}),
+    Case("expected-input-fifo", BASE, "field 'inputs': '@models/in.bin': 'models/in.bin' is a FIFO",
+         files={"models/in.bin": FIFO,
+                "models/mlp.expected.toml": expected_case(inputs='["@models/in.bin"]')}, args=CHECK),
+    Case("iree-compile-hangs", MLP_ONLY, ("scons: *** [build/llvm-cpu/mlp", "] iree-compile did "
+         "not finish within 1 s and was stopped; a tool that takes longer needs "
+         "IREE_COMPILE_TIMEOUT=SECONDS"),
+         tools={"IREE_COMPILE": "if '-o' in sys.argv: time.sleep(60)\nos.execv(REAL, [REAL, *sys.argv[1:]])"},
+         args=("IREE_COMPILE_TIMEOUT=1",), absent="build/llvm-cpu/mlp.vmfb"),
+    Case("kernel-compiler-hangs", BASE + sub(file="kernels/k.c", workgroup_count=[1], **EW),
+         "[build/kernels/k.o] clang did not finish within 1 s and was stopped; a tool that takes "
+         "longer needs KERNEL_COMPILE_TIMEOUT=SECONDS", needs="clang",
+         tools={"CLANG": "if '-c' in sys.argv: time.sleep(60)\nos.execv(REAL, [REAL, *sys.argv[1:]])"},
+         args=("IREE_TARGETS=llvm-cpu", "KERNEL_COMPILE_TIMEOUT=1"), absent="build/kernels/k.o"),
+    Case("version-hangs", MLP_ONLY, "iree-compile --version did not answer within 1 s",
+         tools={"IREE_COMPILE": "if '--version' in sys.argv: time.sleep(60)\n"
+                                "os.execv(REAL, [REAL, *sys.argv[1:]])"},
+         args=("VERSION_TIMEOUT=1",), absent="build/llvm-cpu/mlp.vmfb"),
+    Case("timeout-not-a-number", BASE, "IREE_COMPILE_TIMEOUT=soon: expected a number of seconds",
+         args=("IREE_COMPILE_TIMEOUT=soon",)),
+    Case("timeout-negative", BASE, "RUN_TIMEOUT=-5: expected a number of seconds",
+         args=("RUN_TIMEOUT=-5",)),
+]
+
+# --- what would pass validation and fail later, or collide ---------------------------------------
+VALIDATION = [
+    Case("count-divides-by-zero", BASE + sub(file="kernels/k.c", workgroup_count=["w0 // 0"]),
+         "field 'workgroup_count': 'w0 // 0' divides by '0', which is zero"),
+    Case("count-divides-by-workload", BASE + sub(file="kernels/k.c",
+                                                 workgroup_count=["ceildiv(w0, w1)"]),
+         "'ceildiv(w0, w1)' divides by 'w1', which can be zero (a workload value can be 0); "
+         "divide by a positive integer or by max(w1, 1)"),
+    Case("count-divides-by-difference", BASE + sub(file="kernels/k.c",
+                                                   workgroup_count=["1", "w0 // (w1 - 1)"]),
+         "'w0 // (w1 - 1)' divides by 'w1 - 1', which can be zero"),
+    Case("count-divides-by-min", BASE + sub(file="kernels/k.c", workgroup_count=["w0 // min(w0, 8)"]),
+         "divides by 'min(w0, 8)', which can be zero"),
+    Case("iree-compile-error-exit-0", MLP_ONLY, ("scons: *** [build/llvm-cpu/mlp", "] iree-compile "
+         "exited 0 but printed an error: models/mlp.mlir:3:5: error: 'linalg.matmul' op went wrong"),
+         tools={"IREE_COMPILE": "if '-o' in sys.argv:\n"
+                "    print(\"models/mlp.mlir:3:5: error: 'linalg.matmul' op went wrong\")\n"
+                "    open(sys.argv[sys.argv.index('-o') + 1], 'w').write('not a module')\n"
+                "    sys.exit(0)\nos.execv(REAL, [REAL, *sys.argv[1:]])"},
+         absent="build/llvm-cpu/mlp.vmfb"),
+    Case("models-x-and-x.vmfb", MLP_ONLY.replace("mlp]", "x]") + "\n" +
+         MLP_ONLY.replace("mlp]", '"x.vmfb"]'), "kernels/demo.toml:1: models.x: model 'x' and model "
+         "'x.vmfb' (kernels/demo.toml:5) would both write build/llvm-cpu/x.vmfb: a file for model "
+         "'x', a folder for model 'x.vmfb'; rename one"),
+    Case("models-x-and-x.check", MLP_ONLY.replace("mlp]", "x]") + "\n" +
+         MLP_ONLY.replace("mlp]", '"x.check"]'), "model 'x' and model 'x.check' (kernels/demo.toml:5) "
+         "would both write build/llvm-cpu/x.check"),
+    Case("kernel-and-model-collide", EW_ONLY.format("cuda").replace("ew]", "k]")
+         + sub(model="k", target="cuda", executable="main_dispatch_0", file="cuda/k.vmfb/x.cu"),
+         "kernels/demo.toml:1: models.k: model 'k' and kernel cuda/k.vmfb/x.cu (kernels/demo.toml:5) "
+         "would both write build/cuda/k.vmfb", files={"cuda/k.vmfb/x.cu": ""}),
+    Case("kernel-in-build-folder", BASE + sub(file="build/k.mlir"), "field 'file': 'build/k.mlir' is "
+         "inside the build folder (build/), which holds what the build makes",
+         files={"build/k.mlir": SQUARE}),
+    Case("glsl-in-build-folder", BASE + sub(target="vulkan", file="build/kernels/k.glsl", **EW),
+         "field 'file': 'build/kernels/k.glsl' is inside the build folder",
+         files={"build/kernels/k.glsl": GLSL}),
+    Case("kernel-in-own-build-folder", BASE + sub(file="out/k.mlir"), "'out/k.mlir' is inside the "
+         "build folder (out/)", files={"out/k.mlir": SQUARE}, args=("BUILD_DIR=out",)),
+    Case("model-in-build-folder", BASE.replace("models/ew.mlir", "build/ew.mlir"),
+         "field 'source': 'build/ew.mlir' is inside the build folder",
+         files={"build/ew.mlir": (REPO / "models/elementwise.mlir").read_text()}),
+    Case("model-name-trailing-newline", BASE.replace("[models.ew]", '[models."ew\\n"]'),
+         "kernels/demo.toml: models.ew\\n: model names may use letters"),
+    Case("executable-control-character", BASE + sub(executable="main_dispatch_1\\u0007"),
+         "field 'executable': 'main_dispatch_1\\x07' contains the control character '\\x07'"),
+    Case("target-with-tab", BASE + sub(target="llvm-cpu\\t"),
+         "field 'target': must be a non-empty string without spaces"),
+    Case("path-with-newline", BASE + sub(file="kernels/k.mlir\\n"),
+         "field 'file': path 'kernels/k.mlir\\n' contains '\\n'"),
+    Case("option-with-newline", MLP_ONLY + 'options = { llvm-cpu = ["--iree-opt-level=O3\\n"] }\n',
+         "field 'options': options.llvm-cpu: flag '--iree-opt-level=O3\\n' contains the control "
+         "character '\\n'"),
+    Case("function-with-newline", BASE + sub(file="kernels/k.c", workgroup_count=[1],
+                                             function="saxpy\\n"),
+         "field 'function': 'saxpy\\n' is not a C function name"),
+    Case("variable-with-newline", BASE, "CUDA_ARCH='sm_80\\n': contains the control character",
+         args=("CUDA_ARCH=sm_80\n",)),
+    Case("expected-function-with-newline", BASE, "field 'function': 'main\\n' contains the control",
+         files={"models/mlp.expected.toml": expected_case(function='"main\\n"')}, args=CHECK),
+    Case("spirv-val-missing", EW_ONLY.format("vulkan") + sub(target="vulkan", file="kernels/k.glsl",
+                                                              **EW),
+         "[build/.missing-tools] spirv-val is not installed: apt-get install spirv-tools "
+         "(./setup.sh does); not built: build/vulkan/ew.vmfb", needs="glslangValidator",
+         files={"kernels/k.glsl": GLSL}, env={"SPIRV_VAL": "/nonexistent/spirv-val"},
+         present="build/llvm-cpu/ew.vmfb", absent="build/vulkan/ew.vmfb"),
+    Case("ptxas-missing", EW_ONLY.format("cuda") + sub(target="cuda", file="kernels/k.ptx", **EW),
+         "[build/.missing-tools] ptxas is not installed: it comes with nvcc (./setup.sh); not "
+         "built: build/cuda/ew.vmfb", env={"PTXAS": "/nonexistent/ptxas"},
+         present="build/llvm-cpu/ew.vmfb", absent="build/cuda/ew.vmfb"),
+]
+
+# --- messages that say where -------------------------------------------------------------------
+MESSAGES = [
+    Case("manifest-with-bom-and-an-error", "\ufeff" + BASE + sub(fiel="x"),
+         "kernels/demo.toml:15: [[substitutions]] #1: unknown field 'fiel' (did you mean 'file'?)"),
+    Case("option-dotted-key", MLP_ONLY + 'options.llvm-cpu = ["--iree-opt-levl=O3"]\n',
+         "kernels/demo.toml:4: models.mlp: field 'options': options.llvm-cpu: iree-compile has no "
+         "option '--iree-opt-levl' (did you mean '--iree-opt-level'?)"),
+    Case("option-sub-table", MLP_ONLY + '\n[models.mlp.options]\nllvm-cpu = ["--iree-bogus"]\n',
+         "kernels/demo.toml:5: models.mlp: field 'options': options.llvm-cpu: iree-compile has no "
+         "option '--iree-bogus'"),
+    Case("option-for-a-target-not-built", MLP_ONLY + '\n[models.mlp.options]\ncuda = ["-O3"]\n',
+         "kernels/demo.toml:5: models.mlp: field 'options': options for target 'cuda', which this "
+         "model is not built for (targets: llvm-cpu)"),
+    Case("glsl-for-a-missing-executable", BASE + sub(target="vulkan", file="kernels/k.glsl",
+                                                     model="ew", executable="main_dispatch_9"),
+         "kernels/demo.toml:13: [[substitutions]] #1 (executable 'main_dispatch_9' of ew/vulkan): "
+         "field 'executable': model 'ew' has no executable 'main_dispatch_9' for target 'vulkan' "
+         "(did you mean 'main_dispatch_0'?); its executables: main_dispatch_0",
+         needs="glslangValidator", files={"kernels/k.glsl": GLSL}, args=("IREE_TARGETS=vulkan",),
+         absent="build/vulkan/ew.vmfb"),
+    Case("spirv-local-size-points-at-the-source", BASE + sub(
+        target="vulkan", file="kernels/k.glsl", mode="wrapped", workgroup_size=[32],
+        workgroup_count=[1], **EW),
+         ("kernels/demo.toml:10: [[substitutions]] #1 (executable 'main_dispatch_0' of ew/vulkan): "
+          "kernel kernels/k.glsl (compiled to build/vulkan/ew/main_dispatch_0.spv): ",
+          f"(at kernels/k.glsl:{line_of(GLSL, 'local_size_x')})"),
+         needs="glslangValidator", files={"kernels/k.glsl": GLSL}, args=("IREE_TARGETS=vulkan",)),
+    Case("wrong-shape-source-crashes-iree-compile", BASE + sub(file="kernels/k.mlir", **EW),
+         "[build/llvm-cpu/ew.vmfb] iree-compile crashed (SIGSEGV); it was compiling with the "
+         "substituted executables main_dispatch_0 (kernels/k.mlir)",
+         files={"kernels/k.mlir": SEGFAULT}, args=("IREE_TARGETS=llvm-cpu",),
+         absent="build/llvm-cpu/ew.vmfb"),
+]
+
+# --- the repo-path rule, where paths are written inside files -------------------------------------
+PATHS = [
+    Case("object-path-absolute", BASE + sub(), f"field 'file': kernels/k.mlir:{OBJECT_LINE}: the "
+         "#hal.executable.object path: '/etc/passwd' is absolute",
+         files={"kernels/k.mlir": with_object("/etc/passwd")}),
+    Case("object-path-outside", BASE + sub(), "the #hal.executable.object path: '../k.o' is "
+         "outside the repository", files={"kernels/k.mlir": with_object("../k.o")}),
+    Case("object-path-dollar", BASE + sub(), f"the #hal.executable.object path: path '{P}.o' "
+         "contains '$'", files={"kernels/k.mlir": with_object(f"{P}.o")}),
+    Case("object-path-missing", BASE + sub(), "the #hal.executable.object path: file not found: "
+         "kernels/none.o", files={"kernels/k.mlir": with_object("kernels/none.o")}),
+    Case("object-path-in-build", BASE + sub(), "the #hal.executable.object path: 'build/k.o' is "
+         "inside the build folder", files={"kernels/k.mlir": with_object("build/k.o")}),
+    Case("expected-path-outside", BASE, "field 'inputs': '@../in.npy': '../in.npy' is outside "
+         "the repository", files={"models/mlp.expected.toml": expected_case(inputs='["@../in.npy"]')},
+         args=CHECK),
+    Case("expected-path-absolute", BASE, "field 'outputs': '@/etc/passwd': '/etc/passwd' is "
+         "absolute", files={"models/mlp.expected.toml": expected_case(outputs='["@/etc/passwd"]')},
+         args=CHECK),
+    Case("expected-path-in-build", BASE, "'@build/llvm-cpu/mlp.vmfb': 'build/llvm-cpu/mlp.vmfb' is "
+         "inside the build folder", files={"models/mlp.expected.toml": expected_case(
+             inputs='["@build/llvm-cpu/mlp.vmfb"]')}, args=CHECK),
+    Case("expected-path-on-clean", BASE, f"field 'inputs': '@{P}': path",
+         files={"models/mlp.expected.toml": expected_case(inputs=f'["@{P}"]')}, args=("-c",)),
+]
+
+CASES = INJECTION + HANGS + VALIDATION + MESSAGES + PATHS
+
+
+def test_the_catalogue_holds_a_hundred_cases():
+    from test_bad_inputs import CASES as FIRST
+    assert len(FIRST) + len(CASES) >= 100
+    assert len({c.id for c in FIRST + CASES}) == len(FIRST) + len(CASES)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_hostile_input(project, case, monkeypatch, tmp_path):
+    if case.id == "ptxas-missing" and toolchains.nvcc() is None:
+        pytest.skip("no nvcc")
+    run_bad_input(project, case, monkeypatch, tmp_path)
+
+
+# --- strings the build accepts: they must still run nothing ------------------------------------
+
+def test_a_checkout_in_a_folder_named_like_code_runs_nothing(tmp_path, monkeypatch):
+    """A CI workspace named after a branch: the programs in .venv then have ${...} in their paths."""
+    checkout = tmp_path / PAYLOAD / "repo"
+    for folder in ("site_scons", "models"):
+        shutil.copytree(REPO / folder, checkout / folder,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO / "SConstruct", checkout / "SConstruct")
+    (checkout / "kernels").mkdir()
+    (checkout / "models/elementwise.expected.toml").unlink()    # saxpy computes something else
+    shutil.copy(REPO / "kernels/llvm-cpu/mlp_square_relu.mlir", checkout / "kernels/square.mlir")
+    shutil.copy(REPO / "kernels/cpu/saxpy.c", checkout / "kernels/saxpy.c")
+    shutil.copy(REPO / "kernels/vulkan/elementwise.glsl", checkout / "kernels/elementwise.glsl")
+    shutil.copy(REPO / "kernels/vulkan/grid.glsl", checkout / "kernels/grid.glsl")
+    (checkout / "kernels/demo.toml").write_text(
+        '[models.mlp]\nsource = "models/mlp.mlir"\ntargets = ["llvm-cpu"]\n'
+        '[models.ew]\nsource = "models/elementwise.mlir"\ntargets = ["llvm-cpu", "vulkan"]\n'
+        + sub(file="kernels/square.mlir")
+        + sub(model="ew", executable="main_dispatch_0", file="kernels/saxpy.c",
+              workgroup_count=["ceildiv(w0, 64)"], function="saxpy")
+        + sub(model="ew", target="vulkan", executable="main_dispatch_0",
+              file="kernels/elementwise.glsl"))
+    tools = checkout / ".venv/bin"             # where ./setup.sh puts them: inside the checkout
+    tools.mkdir(parents=True)
+    for variable, program in (("IREE_COMPILE", toolchains.iree_compile()),
+                              ("CLANG", toolchains.on_path("clang")),
+                              ("GLSLANG", toolchains.on_path("glslangValidator")),
+                              ("SPIRV_VAL", toolchains.on_path("spirv-val"))):
+        if program is None:
+            pytest.skip(f"no {variable.lower()}")
+        (tools / os.path.basename(program)).symlink_to(program)
+        monkeypatch.setenv(variable, str(tools / os.path.basename(program)))
+    argv = [str(SCONS), "-Q", "IREE_TARGETS=llvm-cpu,vulkan", "VERBOSE=1"]
+    import subprocess
+    for args in ([], ["check"], ["release"], ["-c"]):
+        result = subprocess.run(argv + args, cwd=checkout, capture_output=True, text=True)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "Traceback" not in result.stdout + result.stderr
+        if not args:
+            assert (checkout / "build/vulkan/ew.vmfb").is_file()
+            # A path holding '$' is shown by its name (SCons would cut '$(' out of it).
+            assert "iree-compile models/mlp.mlir @build/llvm-cpu/mlp/options.flags" in result.stdout
+    # A shared cache inside such a checkout would put the folder's name in SCons's CacheDir.
+    result = subprocess.run(argv + ["CACHE_DIR=cache"], cwd=checkout, capture_output=True, text=True)
+    assert result.returncode == 2
+    assert result.stdout.startswith(f"scons: *** CACHE_DIR: the cache's path {checkout}/cache "
+                                    "contains '$', which SCons would expand"), result.stdout
+    assert not (tmp_path / PWNED).exists() and not (checkout / PWNED).exists()
+    assert not (tmp_path / PAYLOAD / PWNED).exists()
+
+
+def test_accepted_strings_with_dollars_run_nothing(project, tmp_path):
+    """A manifest's file name, benchmark flags and a scaffolded executable's name may hold '$'."""
+    project.copy(REPO / "models/mlp.mlir", "models/mlp.mlir")
+    project.write(f"kernels/{PAYLOAD}.toml", MLP_ONLY)
+    build = project.scons(f"IREE_BENCHMARKFLAGS=--benchmark_filter={PAYLOAD}", "-n", "bench")
+    assert "Traceback" not in build.output
+    project.scons(f"IREE_BENCHMARKFLAGS=--benchmark_filter={PAYLOAD}")
+    assert (project.root / "build/llvm-cpu/mlp.vmfb").is_file()
+    assert not (tmp_path / PWNED).exists() and not (project.root / PWNED).exists()
+
+
+def test_an_onnx_style_executable_name_shows_as_it_is(project):
+    project.write("models/mlp.mlir", (REPO / "models/mlp.mlir").read_text()
+                  .replace("func.func @main(", 'func.func @"main$async"('))
+    project.write("kernels/demo.toml", MLP_ONLY)
+    build = project.scons("scaffold", "SCAFFOLD=mlp/llvm-cpu/main$async_dispatch_1", "LANGUAGE=mlir")
+    assert "SCAFFOLD mlp/llvm-cpu/main$async_dispatch_1" in build.stdout.splitlines()
+    assert "main$async_dispatch_1" in project.read("kernels/scaffolded.toml")
+
+
+def test_a_manifest_with_a_byte_order_mark_is_read(project):
+    project.copy(REPO / "models/mlp.mlir", "models/mlp.mlir")
+    (project.root / "kernels").mkdir()
+    (project.root / "kernels/demo.toml").write_bytes(b"\xef\xbb\xbf" + MLP_ONLY.encode())
+    project.scons()
+    assert (project.root / "build/llvm-cpu/mlp.vmfb").is_file()
+
+
+def test_a_second_scons_in_one_checkout_waits_then_refuses(project):
+    project.copy(REPO / "models/mlp.mlir", "models/mlp.mlir")
+    project.write("kernels/demo.toml", MLP_ONLY)
+    (project.root / "build").mkdir()
+    with open(project.root / "build/.scons-lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)        # as a running scons holds it
+        build = project.scons("LOCK_WAIT=0.5", expect_ok=False)
+    assert build.returncode == 2
+    first = next(line for line in build.output.splitlines() if line.startswith("scons: ***"))
+    assert first.startswith("scons: *** another scons is building in this checkout (it holds ")
+    assert "waited 0.5 s (LOCK_WAIT)" in first
+    assert "Traceback" not in build.output
+    assert not (project.root / "build/llvm-cpu").exists()
+    project.scons()                             # released: the next one builds
+
+
+def test_executable_names_written_like_code_in_a_model_run_nothing(project, tmp_path):
+    """A model's function names become executable names, file names and progress lines."""
+    project.write("models/ew.mlir", (REPO / "models/elementwise.mlir").read_text()
+                  .replace("func.func @main(", f'func.func @"{PAYLOAD}"('))
+    project.write("kernels/demo.toml", EW_ONLY.format("cuda" if toolchains.nvcc() else "vulkan"))
+    project.scons()
+    build = project.scons("dump", "scaffold", f"SCAFFOLD=ew/llvm-cpu/{PAYLOAD}_dispatch_0",
+                          "LANGUAGE=mlir")
+    assert f"SCAFFOLD ew/llvm-cpu/{PAYLOAD}_dispatch_0" in build.stdout.splitlines()
+    assert f'executable = "{PAYLOAD}_dispatch_0"' in project.read("kernels/scaffolded.toml")
+    # (The scaffolded copy does not build: IREE dumps such a name unquoted, '@${...}'.)
+    assert not (tmp_path / PWNED).exists() and not (project.root / PWNED).exists()
