@@ -274,9 +274,9 @@ def _substitution(project: Project, entry, origin: Origin, text: str) -> Substit
                                f"character {control_character(value)!r}")
         values[key] = value
     _check_selector(values, origin, text)
-    shown = next(k for k in SELECTOR_KEYS if values[k])
-    described = Origin(origin.file, origin.line, f"{origin.entry} ({shown} "
-                       f"'{values[shown]}' of {values['model']}/{values['target']})",
+    selector = next(k for k in SELECTOR_KEYS if values[k])
+    described = Origin(origin.file, origin.line, f"{origin.entry} ({selector} "
+                       f"'{values[selector]}' of {values['model']}/{values['target']})",
                        origin.field_lines)
     file = _path_field(project, entry, "file", described, text, required=True)
     kind = kernel_kind(file)
