@@ -3,7 +3,8 @@
 ``scons dump`` writes, per model and target, the executables' sources (and on
 request configurations, binaries, benchmarks) into a stable folder, and a
 listing of each executable: export name, bindings, push constants and IREE's
-launch shape, read from the translated executables with the MLIR bindings.
+launch shape, read from the translated executables with the MLIR bindings, and
+the fingerprint a manifest may select it by (``selection``).
 """
 from __future__ import annotations
 
@@ -59,8 +60,12 @@ def write_sources(program: str, source: str, folder: Path) -> None:
 
 
 def listing(model: str, target: str, translated: dict[str, Executable],
-            sources: dict[str, Executable]) -> str:
-    """One paragraph per executable: what a kernel replacing it must accept and how it runs."""
+            sources: dict[str, Executable], prints: dict[str, str] | None = None) -> str:
+    """One paragraph per executable: what a kernel replacing it must accept and how it runs.
+
+    ``prints``: fingerprints by name (``selection.fingerprints``), for manifests to select by.
+    """
+    prints = prints or {}
     lines = [f"# Executables of {model} for {target}", ""]
     for name in sorted(translated, key=_natural):
         executable = translated[name]
@@ -69,6 +74,8 @@ def listing(model: str, target: str, translated: dict[str, Executable],
         offsets = sources.get(name, executable).binding_offsets
         lines.append(f"{name}")
         lines.append(f"  export          {export.name}")
+        if name in prints:
+            lines.append(f"  fingerprint     {prints[name][:len('sha256:') + 16]}")
         for binding in export.layout.bindings:
             holds = types[binding.index] if binding.index < len(types) and types[binding.index] else ""
             access = "read-only" if binding.read_only else "read-write"

@@ -31,8 +31,10 @@ MODEL_SUFFIXES = (".mlir", ".mlirbc", ".onnx")
 # The ONNX opset an .onnx source is converted to before it is imported (when
 # the model's own is older): 17 is what IREE's ONNX tests import at.
 DEFAULT_OPSET = 17
-SUBSTITUTION_KEYS = {"model", "target", "executable", "file", "mode",
+SUBSTITUTION_KEYS = {"model", "target", "executable", "export", "fingerprint", "file", "mode",
                      "workgroup_count", "workgroup_size", "function"}
+SELECTOR_KEYS = ("executable", "export", "fingerprint")
+FINGERPRINT_RE = re.compile(r"^sha256:[0-9a-f]{12,64}$")
 WRAPPED_KEYS = ("workgroup_count", "workgroup_size", "function")
 C_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -77,15 +79,34 @@ class Substitution:
     workgroup_count: tuple = ()       # wrapped mode: expressions of the workload
     workgroup_size: tuple = ()        # wrapped mode on GPUs
     function: str = ""                # wrapped mode on llvm-cpu: the C function
+    export: str = ""                  # selector: a glob over export names
+    fingerprint: str = ""             # selector (or, with executable, a check): "sha256:<hex>"
+
+    @property
+    def key(self) -> str:
+        """What the substitution is known by before its executable is found: stable across renumbering.
+
+        The executable's name where the manifest gives one, else the selector.
+        """
+        if self.executable:
+            return self.executable
+        return " ".join(f"{k}={v}" for k, v in (("export", self.export),
+                                                ("fingerprint", self.fingerprint)) if v)
+
+    def selector(self) -> dict:
+        """The manifest's selector fields that are set."""
+        return {k: getattr(self, k) for k in SELECTOR_KEYS if getattr(self, k)}
 
     def as_record(self) -> dict:
         return {"model": self.model, "target": self.target,
                 "executable": self.executable, "file": self.file,
-                "mode": self.mode, "manifest": self.origin.file}
+                "mode": self.mode, "manifest": self.origin.file,
+                "selector": self.selector()}
 
     def to_dict(self) -> dict:
         o = self.origin
         return {"model": self.model, "target": self.target, "executable": self.executable,
+                "export": self.export, "fingerprint": self.fingerprint,
                 "file": self.file, "mode": self.mode,
                 "origin": {"file": o.file, "line": o.line, "entry": o.entry,
                            "field_lines": dict(o.field_lines)},
@@ -239,18 +260,23 @@ def _substitution(project: Project, entry, origin: Origin, text: str) -> Substit
         raise origin.error("a substitution must be a table")
     _check_keys(entry, SUBSTITUTION_KEYS, origin, text)
     values = {}
-    for key in ("model", "target", "executable"):
+    for key in ("model", "target", *SELECTOR_KEYS):
         value = entry.get(key)
         if value is None:
-            raise origin.error("missing required field", key)
+            if key in ("model", "target"):
+                raise origin.error("missing required field", key)
+            values[key] = ""
+            continue
         if not isinstance(value, str) or not value.strip() or any(c.isspace() for c in value):
             raise _field_error(origin, text, key, "must be a non-empty string without spaces")
         if control_character(value):
             raise _field_error(origin, text, key, f"'{shown(value)}' contains the control "
                                f"character {control_character(value)!r}")
         values[key] = value
-    described = Origin(origin.file, origin.line, f"{origin.entry} (executable "
-                       f"'{values['executable']}' of {values['model']}/{values['target']})",
+    _check_selector(values, origin, text)
+    selector = next(k for k in SELECTOR_KEYS if values[k])
+    described = Origin(origin.file, origin.line, f"{origin.entry} ({selector} "
+                       f"'{values[selector]}' of {values['model']}/{values['target']})",
                        origin.field_lines)
     file = _path_field(project, entry, "file", described, text, required=True)
     kind = kernel_kind(file)
@@ -271,7 +297,24 @@ def _substitution(project: Project, entry, origin: Origin, text: str) -> Substit
         _check_object_paths(project, file, described, text)
     launch = _launch_fields(entry, mode, values["target"], file, described, text)
     return Substitution(values["model"], values["target"], values["executable"],
-                        file, mode, described, **launch)
+                        file, mode, described, export=values["export"],
+                        fingerprint=values["fingerprint"].lower(), **launch)
+
+
+def _check_selector(values: dict, origin: Origin, text: str) -> None:
+    """One of executable, export, fingerprint; fingerprint may go with either of the others."""
+    if not any(values[k] for k in SELECTOR_KEYS):
+        raise origin.error("missing the executable to replace: give executable = \"NAME\", "
+                           "export = \"PATTERN\" (a glob over export names) or fingerprint = "
+                           "\"sha256:HEX\" (from scons dump)", "executable")
+    if values["executable"] and values["export"]:
+        raise _field_error(origin, text, "export", "give executable or export, not both "
+                           "(a fingerprint may go with either)")
+    fingerprint = values["fingerprint"].lower()
+    if fingerprint and not FINGERPRINT_RE.match(fingerprint):
+        raise _field_error(origin, text, "fingerprint", f"'{values['fingerprint']}' is not a "
+                           "fingerprint: expected 'sha256:' and 12 to 64 hex digits, as "
+                           "scons dump lists them")
 
 
 def _launch_fields(entry: dict, mode: str, target: str, file: str, origin: Origin,
@@ -328,12 +371,14 @@ def _check_references(project: Project, sub: Substitution) -> None:
 def _check_duplicates(project: Project) -> None:
     seen: dict[tuple, Substitution] = {}
     for sub in project.substitutions:
-        key = (sub.model, sub.target, sub.executable)
+        key = (sub.model, sub.target, sub.key)
         if key in seen:
             first = seen[key].origin
-            raise sub.origin.error(f"executable '{sub.executable}' of {sub.model}/{sub.target} is "
+            what = (f"executable '{sub.executable}'" if sub.executable
+                    else f"the executable selected by {sub.key}")
+            raise sub.origin.error(f"{what} of {sub.model}/{sub.target} is "
                                    f"already substituted at {first.file}:{first.line} ({first.entry})",
-                                   "executable")
+                                   next(k for k in SELECTOR_KEYS if getattr(sub, k)))
         seen[key] = sub
 
 

@@ -42,8 +42,12 @@ def kernel_path(language: str, model: str, target: str, executable: str) -> str:
 
 
 def skeleton(language: str, model: str, target: str, source: Executable,
-             translated: Executable, dumped_source: str = "") -> Skeleton:
-    """The kernel for ``language`` replacing ``source`` (untranslated) of ``model``."""
+             translated: Executable, dumped_source: str = "", fingerprint: str = "") -> Skeleton:
+    """The kernel for ``language`` replacing ``source`` (untranslated) of ``model``.
+
+    ``fingerprint``: the executable's (``selection``), written beside its name
+    in the entry so that a renumbered model is reported, not substituted wrongly.
+    """
     if language not in LANGUAGES:
         raise UserError(f"LANGUAGE: unknown language '{language}'; languages: "
                         f"{', '.join(LANGUAGES)}")
@@ -52,7 +56,7 @@ def skeleton(language: str, model: str, target: str, source: Executable,
         raise UserError(f"LANGUAGE={language} writes kernels for target '{fits}', not '{target}'")
     file = kernel_path(language, model, target, source.name)
     entry = render("scaffold/entry.toml.j2", model=model, target=target, executable=source,
-                   file=file, mode=mode)
+                   file=file, mode=mode, fingerprint=fingerprint)
     if template is None:
         return Skeleton(file, dumped_source, entry)
     export = translated.export

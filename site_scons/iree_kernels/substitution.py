@@ -15,6 +15,7 @@ from . import ptx, spirv, toolchains
 from .errors import UserError
 from .executables import Executable
 from .manifest import Substitution, closest
+from .selection import Landing
 from .render import render
 
 
@@ -25,6 +26,7 @@ class Planned:
     executable: Executable
     path: str                 # the kernel: the manifest's file, or what the build made of it
     wrapper: str = ""         # wrapped mode: the generated hal.executable linking the kernel
+    fingerprint: str = ""     # the executable's (selection.fingerprint)
 
     @property
     def flag(self) -> str:
@@ -37,8 +39,9 @@ class Planned:
     def as_record(self) -> dict:
         record = self.substitution.as_record()
         export = self.executable.export
-        record.update(path=self.path, export=export.name, layout=export.layout.describe(),
-                      flag=self.flag)
+        record.update(executable=self.executable.name, export=export.name,
+                      fingerprint=self.fingerprint, path=self.path,
+                      layout=export.layout.describe(), flag=self.flag)
         if self.wrapper:
             record.update(wrapper=self.wrapper,
                           workgroup_count=list(self.substitution.workgroup_count),
@@ -141,17 +144,23 @@ def _read_text(path: str) -> str:
 
 def plan(substitutions: list[Substitution], executables: dict[str, Executable],
          paths: dict[str, str] | None = None,
-         checks: KernelChecks | None = None) -> list[Planned]:
+         checks: KernelChecks | None = None,
+         landed: dict[str, Landing] | None = None) -> list[Planned]:
     """Match each substitution to its executable and check its kernel.
 
-    ``paths`` maps executable names to what the build made for them:
-    ``{"kernel": path, "wrapper": path}`` (the wrapper only in wrapped mode).
+    ``paths`` maps substitution keys (``Substitution.key``) to what the build
+    made for them: ``{"kernel": path, "wrapper": path}`` (the wrapper only in
+    wrapped mode). ``landed``: where each substitution's selector landed
+    (``selection.resolve``); without it substitutions are matched by name only.
     """
     paths = paths or {}
     checks = checks or KernelChecks()
+    if landed is None:
+        landed = {s.key: Landing(s.executable, "", "") for s in substitutions}
     planned = []
     for sub in substitutions:
-        executable = executables.get(sub.executable)
+        landing = landed.get(sub.key)
+        executable = executables.get(landing.executable) if landing else None
         if executable is None:
             names = ", ".join(sorted(executables)) or "none"
             raise sub.origin.error(
@@ -159,11 +168,11 @@ def plan(substitutions: list[Substitution], executables: dict[str, Executable],
                 f"'{sub.target}'{closest(sub.executable, executables)}; its executables: {names}",
                 "executable")
         if not executable.exports:
-            raise sub.origin.error(f"executable '{sub.executable}' has no export to replace",
+            raise sub.origin.error(f"executable '{executable.name}' has no export to replace",
                                    "executable")
-        made = paths.get(sub.executable, {})
+        made = paths.get(sub.key, {})
         planned.append(Planned(sub, executable, made.get("kernel", sub.file),
-                               made.get("wrapper", "")))
+                               made.get("wrapper", ""), landing.fingerprint))
         checks.check(planned[-1])
     return planned
 

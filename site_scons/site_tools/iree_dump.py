@@ -11,7 +11,7 @@ files to copy, edit and substitute), and on request (``$IREE_DUMP_KINDS``,
 from ``scons DUMP=sources,configurations,binaries,benchmarks dump``)
 ``configurations/``, ``binaries/`` and ``benchmarks/``; ``executables.targets.mlir``
 (the translated executables); and ``executables.txt``, the listing of each
-executable's export, bindings, push constants and launch shape.
+executable's export, fingerprint, bindings, push constants and launch shape.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from pathlib import Path
 import SCons.Action
 import SCons.Builder
 
-from iree_kernels import dump, executables, toolchains
+from iree_kernels import dump, executables, selection, toolchains
 from iree_kernels_scons import reporting_user_errors, write_atomically
 
 
@@ -48,7 +48,8 @@ def write_dump(target, source, env):
     text = dump.listing(
         model, env["IREE_DUMP_TARGET"],
         executables.read_executables(translated.read_text(), str(translated)),
-        executables.read_executables(program, sources_dump))
+        executables.read_executables(program, sources_dump),
+        selection.fingerprints(program, sources_dump))
     write_atomically(target[0].abspath, text)
     print(text + f"(files in {folder})\n", end="")
 

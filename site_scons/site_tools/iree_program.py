@@ -1,7 +1,8 @@
 """SCons tool: the program a module is compiled from, made from one run of IREE's front end.
 
 Method:
-  env.IreeModuleFromProgram(module, program, target, options, substitutions, subs, replacements)
+  env.IreeModuleFromProgram(module, program, target, options, substitutions, subs, replacements,
+                            resolved)
       declares ``module`` compiled from ``program`` (the model at IREE's
       executable-sources phase, ``IreeExecutableSources``) and returns it.
 
@@ -58,7 +59,7 @@ import SCons.Script
 import SCons.Util
 
 import iree_kernels
-from iree_kernels import codegen_cache, executables, toolchains
+from iree_kernels import codegen_cache, executables, selection, toolchains
 from iree_kernels.errors import UserError
 from iree_kernels.program import Program
 from iree_kernels_scons import fail, reporting_user_errors, shared_cache, write_atomically
@@ -89,8 +90,12 @@ def cached_targets(setting: str) -> tuple[str, ...]:
 
 
 def declare_module_from_program(env, module, program, target: str, options, substitutions,
-                                subs, replacements: dict) -> list:
-    """``replacements``: executable name -> the node of the MLIR file that replaces it."""
+                                subs, replacements: dict, resolved=()) -> list:
+    """``replacements``: substitution key -> the node of the MLIR file that replaces its executable.
+
+    ``resolved``: the resolution step's output (``IreeResolve``), which says
+    which executable each key landed on; needed where there are substitutions.
+    """
     try:
         cached = target in cached_targets(env["EXECUTABLE_CACHE"])
     except UserError as e:
@@ -99,7 +104,7 @@ def declare_module_from_program(env, module, program, target: str, options, subs
     model = Path(str(module)).stem
     spec = {"target": target, "cache": cached,
             "replacements": {name: node.get_path() for name, node in replacements.items()},
-            "objects": sorted({s.executable for s in subs if s.mode == "object"}),
+            "objects": sorted({s.key for s in subs if s.mode == "object"}),
             "library": iree_kernels.fingerprint()}
     where = {}
     if cached:
@@ -113,7 +118,7 @@ def declare_module_from_program(env, module, program, target: str, options, subs
                            for a in line])
     assembled = env.IreeAssembledProgram(
         program[0].dir.Dir("module").File(f"{model}.mlir"),
-        [program, options, env.Value(json.dumps(spec, sort_keys=True)),
+        [program, options, env.Value(json.dumps(spec, sort_keys=True)), *resolved,
          *(replacements[name] for name in sorted(replacements))], **where, **short)
     env.Depends(assembled, substitutions)      # substitutions are checked before they are applied
     if cached and cache.is_under(env.Dir(f"#{env['BUILD_DIR']}")):
@@ -136,6 +141,12 @@ def cache_folders(env) -> tuple[str, str | None]:
 @reporting_user_errors
 def assemble_program(target, source, env):
     program, options, spec = source[0], source[1], json.loads(source[2].read())
+    if spec["replacements"] or spec["objects"]:
+        # Keys -> the executables they landed on (IreeResolve's resolved.json).
+        landed = selection.loads(source[3].get_text_contents())
+        spec = {**spec, "objects": sorted(landed[key].executable for key in spec["objects"]),
+                "replacements": {landed[key].executable: path
+                                 for key, path in spec["replacements"].items()}}
     with Program(program.get_text_contents(), str(program)) as assembled:
         for name, path in sorted(spec["replacements"].items()):
             assembled.replace(name, Path(path).read_text(encoding="utf-8"), path)

@@ -33,12 +33,14 @@ SHORT_COMSTRS = {
     "IREE_DUMPCOMSTR": "FRONTEND  $TARGET",
     "IREE_OPTIONSCOMSTR": "FLAGS    $TARGET",
     "IREE_SUBSTITUTECOMSTR": "SUBST    $TARGET",
+    "IREE_RESOLVECOMSTR": "RESOLVE  $TARGET",
     "IREE_CHECKCOMSTR": "CHECK    $SOURCE on $IREE_RUN_DEVICE",
     "IREE_ENTRYPOINTCOMSTR": "ENTRY    $TARGET",
     "PTXCOMSTR": "PTX      $SOURCE",
     "SPIRVCOMSTR": "SPIRV    $SOURCE",
     "ELFCOMSTR": "CC       $SOURCE",
     "IREE_WRAPPERCOMSTR": "WRAP     $TARGET",
+    "IREE_RENAMECOMSTR": "RENAME   $TARGET",
     "IREE_DUMPLISTCOMSTR": "LIST     $TARGET",
     "IREE_BENCHCOMSTR": "BENCH    $TARGET",
     "IREE_BENCHREPORTCOMSTR": "REPORT   $TARGET",
@@ -228,11 +230,15 @@ def _declare_module(env, project, model, target_name, build):
         env.IreeScaffold({"model": model.name, "target": target_name, "executable": scaffold[2],
                           "language": env["LANGUAGE"], "manifest": env["SCAFFOLD_MANIFEST"]},
                          sources_dump, listing)
-    missing = {s.executable: _missing_program(env, s) for s in subs}
-    dump, kernels = [], {}
+    missing = {s.key: _missing_program(env, s) for s in subs}
+    dump, resolved, kernels = [], [], {}
     if subs:
         dump = sources_dump
-        kernels = {s.executable: _declare_kernel(env, s, dump, here, build, missing[s.executable])
+        # Selectors land on executables only once the front end has run: see IreeResolve.
+        resolved = env.IreeResolve(here.File("resolved.json"), [env.Value(json.dumps(
+            {"substitutions": [s.to_dict() for s in subs],
+             "library": iree_kernels.fingerprint()}, sort_keys=True)), dump])
+        kernels = {s.key: _declare_kernel(env, s, dump, resolved, here, build, missing[s.key])
                    for s in subs}
     spec = {"model": model.name, "target": target_name, "source": model.source,
             "substitutions": [s.to_dict() for s in subs],
@@ -240,13 +246,13 @@ def _declare_module(env, project, model, target_name, build):
                       for name, made in kernels.items()},
             "checks": env["_IREE_KERNEL_CHECKS"], "library": iree_kernels.fingerprint()}
     made_nodes = [node for made in kernels.values() for node in made.values()]
-    sources = [env.Value(json.dumps(spec, sort_keys=True)), *dump, *made_nodes]
+    sources = [env.Value(json.dumps(spec, sort_keys=True)), *dump, *resolved, *made_nodes]
     flag_file, record = env.IreeSubstitutions(here.File("substitutions.flags"), sources)
     vmfb = build.Dir(target_name).File(f"{model.name}.vmfb")
     replacements = {name: made.get("wrapper", made["kernel"]) for name, made in kernels.items()
                     if "wrapper" in made or made["kernel"].get_suffix() == ".mlir"}
     module = env.IreeModuleFromProgram(vmfb, sources_dump, target_name, options, flag_file, subs,
-                                       replacements)
+                                       replacements, resolved)
     module[0].attributes.missing_tools = sorted(set(filter(None, missing.values())))
     if subs and _wanted("bench", "microbenchmarks"):
         benchmark = env.IreeMicrobenchmark(here.File("microbenchmarks.json"),
@@ -281,23 +287,30 @@ def _kernel_checks(env, project) -> dict:
                          toolchains.version(spirv_val) if spirv_val and ".spv" in suffixes else ""]}
 
 
-def _declare_kernel(env, sub, dump, here, build, missing: str) -> dict:
+def _declare_kernel(env, sub, dump, resolved, here, build, missing: str) -> dict:
     """What the build makes for ``sub``: {"kernel": node} and, wrapped, {"wrapper": node}.
 
     ``missing``: the compiler ``sub`` needs and this machine lacks, or ''.
+    Files are named after ``sub.key``: the executable's name is not known yet
+    where the manifest selects it by export or fingerprint.
     """
-    kernel = _declare_compiled_kernel(env, sub, dump, here, build, missing)
+    kernel = _declare_compiled_kernel(env, sub, resolved, here, build, missing)
     if sub.mode != "wrapped":
         return {"kernel": kernel}
-    wrapper = here.File(f"{_file_name(sub.executable)}.wrapper.mlir")
+    wrapper = here.File(f"{_file_name(sub.key)}.wrapper.mlir")
     spec = env.Value(json.dumps({**sub.to_dict(), "library": iree_kernels.fingerprint()},
                                 sort_keys=True))
-    return {"kernel": kernel, "wrapper": env.IreeWrapper(wrapper, [spec, dump, kernel])[0]}
+    return {"kernel": kernel,
+            "wrapper": env.IreeWrapper(wrapper, [spec, dump, resolved, kernel])[0]}
 
 
-def _declare_compiled_kernel(env, sub, dump, here, build, missing: str):
+def _declare_compiled_kernel(env, sub, resolved, here, build, missing: str):
     source = env.File(f"#{sub.file}")
     compiles_to = kernel_kind(sub.file).compiles_to
+    if compiles_to is None and sub.mode == "source" and not sub.executable:
+        # Its executable's name is the one it was copied from: rename it to the one selected.
+        return env.IreeRenamedSource(here.File(f"{_file_name(sub.key)}.source.mlir"),
+                                     [source, resolved, env.Value(sub.key)])[0]
     if compiles_to is None:
         return source
     built = build.File(Path(sub.file).with_suffix(compiles_to).as_posix())
@@ -312,9 +325,8 @@ def _declare_compiled_kernel(env, sub, dump, here, build, missing: str):
         return env.ElfObject(built, source)[0]
     if compiles_to == ".spv":
         shader = env.Spirv(built, source)
-        named = here.File(f"{_file_name(sub.executable)}.spv")
-        spec = env.Value(json.dumps(sub.to_dict(), sort_keys=True))
-        return env.IreeSpirvEntryPoint(named, [shader, dump, spec])[0]
+        named = here.File(f"{_file_name(sub.key)}.spv")
+        return env.IreeSpirvEntryPoint(named, [shader, resolved, env.Value(sub.key)])[0]
     return source
 
 
@@ -376,7 +388,7 @@ def _declare_defaults(env, modules, build):
 
 
 def _file_name(executable: str) -> str:
-    """A file name for ``executable``; names that had to change get a hash, so none collide."""
+    """A file name for ``executable`` (or a substitution's key); names that had to change get a hash, so none collide."""
     name = re.sub(r"[^A-Za-z0-9_.-]", "_", executable)
     if name == executable:
         return name

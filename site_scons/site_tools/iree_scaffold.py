@@ -12,7 +12,7 @@ from pathlib import Path
 
 import SCons.Action
 
-from iree_kernels import executables, scaffold
+from iree_kernels import executables, scaffold, selection
 from iree_kernels.errors import UserError
 from iree_kernels.manifest import closest
 from iree_kernels_scons import escape, reporting_user_errors, write_atomically
@@ -33,8 +33,10 @@ def write_scaffold(target, source, env):
     if name not in translated:
         raise UserError(f"SCAFFOLD: executable '{name}' is missing from {translated_file}")
     dumped = sorted(listing.parent.glob(f"sources/*_{name}.mlir"))
+    fingerprint = selection.fingerprints(sources_dump.read_text(), str(sources_dump))[name]
     result = scaffold.skeleton(spec["language"], spec["model"], spec["target"], found[name],
-                               translated[name], dumped[0].read_text() if dumped else "")
+                               translated[name], dumped[0].read_text() if dumped else "",
+                               fingerprint[:len("sha256:") + 16])
     kernel, manifest = Path(result.file), Path(spec["manifest"])
     if kernel.exists():
         raise UserError(f"{kernel} exists already; move it away to scaffold it again")

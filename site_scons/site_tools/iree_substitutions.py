@@ -2,19 +2,27 @@
 
 Builders:
   IreeOptionsFile        Value(JSON list of flags) -> options.flags
-  IreeSubstitutions      Value(JSON spec) + executables.mlir + kernels
+  IreeResolve            Value(JSON substitutions) + executables.mlir
+                         -> resolved.json: the executable each substitution's selector
+                         (executable, export, fingerprint) lands on, by Substitution.key
+  IreeSubstitutions      Value(JSON spec) + executables.mlir + resolved.json + kernels
                          -> substitutions.flags, substitutions.json
-  IreeSpirvEntryPoint    shader.spv + executables.mlir + Value(JSON substitution)
+  IreeSpirvEntryPoint    shader.spv + resolved.json + Value(substitution key)
                          -> a copy whose entry point 'main' has the export's name
-  IreeWrapper            Value(substitution) + executables.mlir + kernel
+  IreeRenamedSource      kernel.mlir + resolved.json + Value(substitution key)
+                         -> the source kernel with its executable renamed to the one selected
+  IreeWrapper            Value(substitution) + executables.mlir + resolved.json + kernel
                          -> a hal.executable linking the kernel with its own launch shape
 
 The spec travels as a Value node rather than a construction variable because
 executable names may hold '$', which SCons would expand.
 
-The substitution step reads the model's executables with the MLIR bindings and
-refuses a substitution naming an executable that does not exist, which
-iree-compile itself only warns about.
+Which executable a selector lands on is known only once IREE's front end has
+written executables.mlir, so every step that needs the name reads resolved.json;
+files are named after the substitution's key, known when SConscripts are read.
+A model edit that renumbers dispatches resolves again; a kernel edit does not.
+The resolution refuses a substitution naming an executable that does not exist,
+which iree-compile itself only warns about.
 """
 from __future__ import annotations
 
@@ -25,7 +33,7 @@ import SCons.Builder
 
 from pathlib import Path
 
-from iree_kernels import executables, spirv, substitution
+from iree_kernels import executables, selection, spirv, substitution
 from iree_kernels.errors import UserError
 from iree_kernels.manifest import Substitution
 from iree_kernels.workgroups import ExpressionError
@@ -40,17 +48,33 @@ def write_options(target, source, env):
 
 
 @reporting_user_errors
+def write_resolution(target, source, env):
+    spec = json.loads(source[0].read())
+    subs = [Substitution.from_dict(d) for d in spec["substitutions"]]
+    dump = source[1]
+    text = dump.get_text_contents()
+    landed = selection.resolve(subs, executables.read_executables(text, str(dump)),
+                               selection.fingerprints(text, str(dump)))
+    write_atomically(target[0].abspath, selection.dumps(landed))
+
+
+def _landed(node) -> dict:
+    return selection.loads(node.get_text_contents())
+
+
+@reporting_user_errors
 def write_substitutions(target, source, env):
     spec = json.loads(source[0].read())
     subs = [Substitution.from_dict(d) for d in spec["substitutions"]]
-    found = {}
+    found, landed = {}, {}
     if subs:
         dump = source[1]
         found = executables.read_executables(dump.get_text_contents(), str(dump))
+        landed = _landed(source[2])
     # The checkers' versions are in the spec only so that a new checker checks again.
     checks = substitution.KernelChecks(**{k: v for k, v in spec["checks"].items()
                                           if k != "versions"})
-    planned = substitution.plan(subs, found, spec["paths"], checks)
+    planned = substitution.plan(subs, found, spec["paths"], checks, landed)
     write_atomically(target[0].abspath, substitution.flag_file(planned))
     write_atomically(target[1].abspath, substitution.record(
         spec["model"], spec["target"], spec["source"], planned))
@@ -58,23 +82,31 @@ def write_substitutions(target, source, env):
 
 @reporting_user_errors
 def name_spirv_entry_point(target, source, env):
-    shader, dump = source[0], source[1]
-    sub = Substitution.from_dict(json.loads(source[2].read()))
-    found = executables.read_executables(dump.get_text_contents(), str(dump))
-    # An executable the model lacks: the manifest's line, and the executables it has.
-    executable = substitution.plan([sub], found)[0].executable
+    shader, resolved, key = source[0], source[1], source[2].read()
+    landing = _landed(resolved).get(key)
+    if landing is None or not landing.export:
+        raise UserError(f"no executable for '{key}' to name the entry point after",
+                        file=str(resolved))
     renamed = spirv.rename_entry_point(Path(shader.abspath).read_bytes(), str(shader), "main",
-                                       executable.export.name)
+                                       landing.export)
     write_atomically(target[0].abspath, renamed)
+
+
+@reporting_user_errors
+def rename_source(target, source, env):
+    kernel, resolved, key = source[0], source[1], source[2].read()
+    landing = _landed(resolved)[key]
+    write_atomically(target[0].abspath, selection.renamed_source(
+        kernel.get_text_contents(), str(kernel), landing.executable))
 
 
 @reporting_user_errors
 def write_wrapper(target, source, env):
     fields = {k: v for k, v in json.loads(source[0].read()).items() if k != "library"}
     sub = Substitution.from_dict(fields)
-    dump, kernel = source[1], source[2]
+    dump, resolved, kernel = source[1], source[2], source[3]
     found = executables.read_executables(dump.get_text_contents(), str(dump))
-    executable = substitution.plan([sub], found)[0].executable
+    executable = substitution.plan([sub], found, landed=_landed(resolved))[0].executable
     try:
         text = render_wrapper(executable, kernel.get_path(), list(sub.workgroup_count),
                               list(sub.workgroup_size) or None, sub.function or None,
@@ -94,17 +126,23 @@ def _substitutions_emitter(target, source, env):
 
 def generate(env):
     env.SetDefault(IREE_OPTIONSCOMSTR="Writing $TARGET",
+                   IREE_RESOLVECOMSTR="Resolving the executables substitutions select $TARGET",
                    IREE_SUBSTITUTECOMSTR="Checking and rendering substitutions $TARGET",
                    IREE_ENTRYPOINTCOMSTR="Naming the entry point of $TARGET",
-                   IREE_WRAPPERCOMSTR="Rendering the wrapper $TARGET")
+                   IREE_WRAPPERCOMSTR="Rendering the wrapper $TARGET",
+                   IREE_RENAMECOMSTR="Renaming the kernel's executable $TARGET")
     env["BUILDERS"]["IreeOptionsFile"] = SCons.Builder.Builder(
         action=SCons.Action.Action(write_options, "$IREE_OPTIONSCOMSTR"),
         suffix=".flags")
+    env["BUILDERS"]["IreeResolve"] = SCons.Builder.Builder(
+        action=SCons.Action.Action(write_resolution, "$IREE_RESOLVECOMSTR"), suffix=".json")
     env["BUILDERS"]["IreeSubstitutions"] = SCons.Builder.Builder(
         action=SCons.Action.Action(write_substitutions, "$IREE_SUBSTITUTECOMSTR"),
         suffix=".flags", emitter=_substitutions_emitter)
     env["BUILDERS"]["IreeWrapper"] = SCons.Builder.Builder(
         action=SCons.Action.Action(write_wrapper, "$IREE_WRAPPERCOMSTR"), suffix=".mlir")
+    env["BUILDERS"]["IreeRenamedSource"] = SCons.Builder.Builder(
+        action=SCons.Action.Action(rename_source, "$IREE_RENAMECOMSTR"), suffix=".mlir")
     env["BUILDERS"]["IreeSpirvEntryPoint"] = SCons.Builder.Builder(
         action=SCons.Action.Action(name_spirv_entry_point, "$IREE_ENTRYPOINTCOMSTR"),
         suffix=".spv")

@@ -101,6 +101,16 @@ CASES = [
     Case("duplicate", BASE + sub() + sub(), "[[substitutions]] #2 (executable 'main_dispatch_1' of "
          "mlp/llvm-cpu): field 'executable': executable 'main_dispatch_1' of mlp/llvm-cpu is "
          "already substituted at kernels/demo.toml:10 ([[substitutions]] #1"),
+    Case("no-selector", BASE + sub().replace('executable = "main_dispatch_1"\n', ""),
+         "kernels/demo.toml:10: [[substitutions]] #1: field 'executable': missing the executable "
+         "to replace: give executable = \"NAME\", export = \"PATTERN\""),
+    Case("executable-and-export", BASE + sub(export="*_reduction_*"),
+         "kernels/demo.toml:15: [[substitutions]] #1: field 'export': give executable or export, "
+         "not both"),
+    Case("fingerprint-malformed", BASE + sub(fingerprint="sha256:abc"),
+         "kernels/demo.toml:15: [[substitutions]] #1: "
+         "field 'fingerprint': 'sha256:abc' is not a fingerprint: expected 'sha256:' and 12 to 64 "
+         "hex digits"),
     Case("unknown-model", BASE + sub(model="mpl"), "field 'model': unknown model 'mpl' (did you "
          "mean 'mlp'?); declared models: ew, mlp"),
     Case("unknown-target", BASE.replace('"vulkan", "cuda"]\n\n[models.ew]', '"vulkn"]\n\n[models.ew]'),
@@ -144,6 +154,20 @@ CASES = [
          "field 'executable': model 'mlp' has no executable 'main_dispatch_7' for target "
          "'llvm-cpu' (did you mean 'main_dispatch_1'?); its executables: main_dispatch_0, "
          "main_dispatch_1", absent="build/llvm-cpu/mlp.vmfb"),
+    Case("export-ambiguous", BASE + sub().replace('executable = "main_dispatch_1"', 'export = "*_f32"'),
+         "kernels/demo.toml:13: [[substitutions]] #1 (export '*_f32' of mlp/llvm-cpu): field "
+         "'export': 2 executables of mlp/llvm-cpu match; add a fingerprint (or a longer one) to "
+         "choose one: main_dispatch_0 (main_dispatch_0_matmul_4x16x8_f32, sha256:",
+         absent="build/llvm-cpu/mlp.vmfb"),
+    Case("export-missing", BASE + sub().replace('executable = "main_dispatch_1"', 'export = "*_conv_*"'),
+         "kernels/demo.toml:13: [[substitutions]] #1 (export '*_conv_*' of mlp/llvm-cpu): field "
+         "'export': no executable of mlp/llvm-cpu has an export matching '*_conv_*'; its "
+         "executables: main_dispatch_0 (main_dispatch_0_matmul_4x16x8_f32), main_dispatch_1 "
+         "(main_dispatch_1_reduction_4x16_f32)", absent="build/llvm-cpu/mlp.vmfb"),
+    Case("fingerprint-missing", BASE + sub().replace('executable = "main_dispatch_1"',
+                                                     'fingerprint = "sha256:000000000000"'),
+         "field 'fingerprint': no executable of mlp/llvm-cpu has fingerprint sha256:000000000000",
+         absent="build/llvm-cpu/mlp.vmfb"),
     Case("shell-in-executable-name", BASE + sub(executable="$(reboot)`reboot`;reboot"),
          "model 'mlp' has no executable '$(reboot)`reboot`;reboot'"),
     Case("nvcc-error", BASE + sub(target="cuda", file="kernels/k.cu", **EW),

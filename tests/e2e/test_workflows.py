@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -74,6 +75,8 @@ def test_scaffolded_kernel_builds_as_generated(mlp, language, target, executable
     kernel = f"kernels/{target}/mlp_{executable}{suffix}"
     assert f"scaffold: wrote {kernel}" in build.stdout
     assert f'file = "{kernel}"' in mlp.read("kernels/scaffolded.toml")
+    assert re.search(r'^fingerprint = "sha256:[0-9a-f]{16}" ', mlp.read("kernels/scaffolded.toml"),
+                     re.M)
     if language != "mlir":
         assert "Layout (the kernel's parameters, in order):" in mlp.read(kernel)
     rebuild = mlp.scons(f"IREE_TARGETS={target}")        # every check passes
