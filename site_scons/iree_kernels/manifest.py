@@ -438,6 +438,11 @@ def repo_path(root: Path, value: str, build_dir: str = "build",
 _OBJECT_PATH_RE = re.compile(r"#hal\.executable\.object<\{[^}]*?path\s*=\s*\"([^\"]*)\"")
 
 
+def object_paths(kernel: str) -> list[str]:
+    """The files an MLIR kernel links: its ``#hal.executable.object<{path = ...}>`` paths, in order."""
+    return list(dict.fromkeys(m.group(1) for m in _OBJECT_PATH_RE.finditer(kernel)))
+
+
 def _check_object_paths(project: Project, file: str, origin: Origin, text: str) -> None:
     """Every ``#hal.executable.object<{path = ...}>`` in an MLIR kernel names a file in the repo."""
     try:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import UserError
+from .manifest import object_paths
 
 LOCK_FORMAT = 1
 LOCK_MEMBER = "lock.json"
@@ -115,6 +116,10 @@ def _substitution(root: Path, recorded: dict) -> dict:
     for part, key in SUBSTITUTION_FILES.items():
         if recorded.get(key) and (part == "kernel" or recorded[key] != recorded["file"]):
             entry[part] = _file(root, recorded[key])
+    if recorded["file"].endswith(".mlir"):      # an MLIR kernel may link objects of its own
+        linked = object_paths((root / recorded["file"]).read_text(encoding="utf-8"))
+        if linked:
+            entry["objects"] = [_file(root, path) for path in linked]
     return entry
 
 
@@ -273,6 +278,10 @@ def _compare_inputs(key: str, then: dict, now: dict) -> list[Finding]:
             if part in sub:
                 findings.append(_compare_file(key, f"{role} of {sub['executable']}", sub[part],
                                               found.get(part)))
+        linked_now = {o["path"]: o for o in found.get("objects", [])}
+        for linked in sub.get("objects", []):
+            findings.append(_compare_file(key, f"object linked by {sub['executable']}", linked,
+                                          linked_now.get(linked["path"])))
     for name in sorted(current):
         findings.append(Finding(key, current[name]["kernel"]["path"], False,
                                 f"substitutes {name} here, which the release did not"))

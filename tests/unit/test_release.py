@@ -173,3 +173,25 @@ def test_reading_something_else_than_a_release_is_a_user_error(tmp_path, content
     with pytest.raises(UserError) as error:
         release.read_release(path)
     assert message in str(error.value)
+
+
+def test_the_objects_an_mlir_kernel_links_are_locked_too(tmp_path):
+    kernel = ('hal.executable public @main_dispatch_0 {\n  hal.executable.variant public @v '
+              'target(<"llvm-cpu", "embedded-elf-x86_64">) objects([#hal.executable.object<{path '
+              '= "kernels/saxpy.o"}>]) {\n  }\n}\n')
+    record = {"model": "m", "target": "llvm-cpu", "source": "models/m.mlir",
+              "substitutions": [{"executable": "main_dispatch_0", "mode": "source",
+                                 "file": "kernels/k.mlir", "path": "kernels/k.mlir"}]}
+    _write(tmp_path, {"models/m.mlir": "module {}\n", "kernels/k.mlir": kernel,
+                      "kernels/saxpy.o": "ELF", "build/m.vmfb": "MODULE",
+                      "build/m/substitutions.json": json.dumps(record),
+                      "build/m/options.flags": "", "build/m/substitutions.flags": ""})
+    build = release.ModuleBuild("m", "llvm-cpu", "build/m.vmfb", "build/m/substitutions.json",
+                                "build/m/options.flags", "build/m/substitutions.flags", {})
+    sub, = release.module_lock(tmp_path, build)["substitutions"]
+    assert sub["objects"] == [{"path": "kernels/saxpy.o", "sha256": _sha("ELF")}]
+    released = _release_of(tmp_path, build)
+    (tmp_path / "kernels/saxpy.o").write_text("ELF, rebuilt")
+    findings = release.compare(released, {build.key: release.module_lock(tmp_path, build)})
+    assert [f.why for f in findings if not f.matches][0].startswith(
+        "object linked by main_dispatch_0 differs: sha256 ")
