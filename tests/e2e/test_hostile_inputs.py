@@ -361,7 +361,9 @@ def test_a_checkout_in_a_folder_named_like_code_runs_nothing(tmp_path, monkeypat
         monkeypatch.setenv(variable, str(tools / os.path.basename(program)))
     argv = [str(SCONS), "-Q", "IREE_TARGETS=llvm-cpu,vulkan", "VERBOSE=1"]
     import subprocess
-    for args in ([], ["check"], ["release"], ["-c"]):
+    # Through the codegen cache too: its ASSEMBLE and CODEGEN lines, short and verbose.
+    for args in ([], ["check"], ["release"], ["-c"], ["EXECUTABLE_CACHE=1", "VERBOSE=0"],
+                 ["EXECUTABLE_CACHE=1", "-c"], ["EXECUTABLE_CACHE=1"], ["-c"]):
         result = subprocess.run(argv + args, cwd=checkout, capture_output=True, text=True)
         assert result.returncode == 0, result.stdout + result.stderr
         assert "Traceback" not in result.stdout + result.stderr
@@ -369,6 +371,9 @@ def test_a_checkout_in_a_folder_named_like_code_runs_nothing(tmp_path, monkeypat
             assert (checkout / "build/vulkan/ew.vmfb").is_file()
             # A path holding '$' is shown by its name (SCons would cut '$(' out of it).
             assert "iree-compile models/mlp.mlir @build/llvm-cpu/mlp/options.flags" in result.stdout
+        if "VERBOSE=0" in args:
+            assert "CODEGEN  build/codegen-cache/llvm-cpu/" in result.stdout
+            assert "ASSEMBLE  build/llvm-cpu/mlp/module/mlp.mlir" in result.stdout
     # A shared cache inside such a checkout would put the folder's name in SCons's CacheDir.
     result = subprocess.run(argv + ["CACHE_DIR=cache"], cwd=checkout, capture_output=True, text=True)
     assert result.returncode == 2
