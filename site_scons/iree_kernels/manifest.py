@@ -81,6 +81,7 @@ class Substitution:
     function: str = ""                # wrapped mode on llvm-cpu: the C function
     export: str = ""                  # selector: a glob over export names
     fingerprint: str = ""             # selector (or, with executable, a check): "sha256:<hex>"
+    objects: tuple = ()               # an MLIR kernel: the files it links as objects
 
     @property
     def key(self) -> str:
@@ -101,7 +102,7 @@ class Substitution:
         return {"model": self.model, "target": self.target,
                 "executable": self.executable, "file": self.file,
                 "mode": self.mode, "manifest": self.origin.file,
-                "selector": self.selector()}
+                "selector": self.selector(), "objects": list(self.objects)}
 
     def to_dict(self) -> dict:
         o = self.origin
@@ -111,7 +112,8 @@ class Substitution:
                 "origin": {"file": o.file, "line": o.line, "entry": o.entry,
                            "field_lines": dict(o.field_lines)},
                 "workgroup_count": tuple(self.workgroup_count),
-                "workgroup_size": tuple(self.workgroup_size), "function": self.function}
+                "workgroup_size": tuple(self.workgroup_size), "function": self.function,
+                "objects": tuple(self.objects)}
 
     @classmethod
     def from_dict(cls, data: dict) -> "Substitution":
@@ -293,12 +295,11 @@ def _substitution(project: Project, entry, origin: Origin, text: str) -> Substit
     if values["target"] not in kind.targets:
         raise _field_error(described, text, "file", f"{kind.description} cannot replace an executable "
                            f"of target '{values['target']}'; it fits {', '.join(kind.targets)}")
-    if file.endswith(".mlir"):
-        _check_object_paths(project, file, described, text)
+    objects = _check_object_paths(project, file, described, text) if file.endswith(".mlir") else ()
     launch = _launch_fields(entry, mode, values["target"], file, described, text)
     return Substitution(values["model"], values["target"], values["executable"],
                         file, mode, described, export=values["export"],
-                        fingerprint=values["fingerprint"].lower(), **launch)
+                        fingerprint=values["fingerprint"].lower(), objects=objects, **launch)
 
 
 def _check_selector(values: dict, origin: Origin, text: str) -> None:
@@ -436,15 +437,21 @@ def repo_path(root: Path, value: str, build_dir: str = "build",
 
 
 _OBJECT_PATH_RE = re.compile(r"#hal\.executable\.object<\{[^}]*?path\s*=\s*\"([^\"]*)\"")
+# An object read from its file; one whose data is embedded (a codegen cache stand-in) reads none.
+_LINKED_FILE_RE = re.compile(r"#hal\.executable\.object<\{(?:(?!data\s*=)[^}])*?path\s*=\s*\"([^\"]+)\""
+                             r"(?:(?!data\s*=)[^}])*\}>")
 
 
-def object_paths(kernel: str) -> list[str]:
-    """The files an MLIR kernel links: its ``#hal.executable.object<{path = ...}>`` paths, in order."""
-    return list(dict.fromkeys(m.group(1) for m in _OBJECT_PATH_RE.finditer(kernel)))
+def object_paths(mlir: str) -> list[str]:
+    """The files MLIR links as objects (``#hal.executable.object<{path = ...}>``), in order."""
+    return list(dict.fromkeys(m.group(1) for m in _LINKED_FILE_RE.finditer(mlir)))
 
 
-def _check_object_paths(project: Project, file: str, origin: Origin, text: str) -> None:
-    """Every ``#hal.executable.object<{path = ...}>`` in an MLIR kernel names a file in the repo."""
+def _check_object_paths(project: Project, file: str, origin: Origin, text: str) -> tuple[str, ...]:
+    """Every ``#hal.executable.object<{path = ...}>`` in an MLIR kernel names a file in the repo.
+
+    Returns the files the kernel links.
+    """
     try:
         kernel = read_text(project.root / file)
     except (OSError, ValueError, UnicodeDecodeError) as e:
@@ -457,6 +464,7 @@ def _check_object_paths(project: Project, file: str, origin: Origin, text: str) 
             line = kernel.count("\n", 0, m.start()) + 1
             raise _field_error(origin, text, "file", f"{file}:{line}: the "
                                f"#hal.executable.object path: {e}") from None
+    return tuple(object_paths(kernel))
 
 
 def _one_of(words) -> str:

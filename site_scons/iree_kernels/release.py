@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import UserError
-from .manifest import object_paths
 
 LOCK_FORMAT = 1
 LOCK_MEMBER = "lock.json"
@@ -116,10 +115,8 @@ def _substitution(root: Path, recorded: dict) -> dict:
     for part, key in SUBSTITUTION_FILES.items():
         if recorded.get(key) and (part == "kernel" or recorded[key] != recorded["file"]):
             entry[part] = _file(root, recorded[key])
-    if recorded["file"].endswith(".mlir"):      # an MLIR kernel may link objects of its own
-        linked = object_paths((root / recorded["file"]).read_text(encoding="utf-8"))
-        if linked:
-            entry["objects"] = [_file(root, path) for path in linked]
+    if recorded.get("objects"):                # an MLIR kernel may link objects of its own
+        entry["objects"] = [_file(root, path) for path in recorded["objects"]]
     return entry
 
 

@@ -20,12 +20,10 @@ import SCons.Scanner
 import SCons.Util
 
 from iree_kernels import toolchains
+from iree_kernels.manifest import object_paths
 from iree_kernels_scons import program, whole_file_command
 
 _SUBSTITUTE_RE = re.compile(r"^--iree-hal-substitute-executable-(source|object|configuration)=[^=]+=(.+)$")
-# Objects read from a file; one whose data is embedded (a codegen cache stand-in) reads none.
-_OBJECT_PATH_RE = re.compile(r"#hal\.executable\.object<\{(?:(?!data\s*=)[^}])*?path\s*=\s*\"([^\"]+)\""
-                             r"(?:(?!data\s*=)[^}])*\}>")
 
 
 def _substituted_paths(text: str, kinds: tuple[str, ...]) -> list[str]:
@@ -46,7 +44,7 @@ def scan_substitutions(node, env, path):
     if node.get_suffix() == ".flags":
         found = _substituted_paths(text, ("source", "object", "configuration"))
     elif node.get_suffix() == ".mlir":
-        found = _OBJECT_PATH_RE.findall(text)
+        found = object_paths(text)
     else:
         return []
     top = env.Dir("#")

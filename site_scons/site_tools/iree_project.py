@@ -23,8 +23,7 @@ from SCons.Script import BoolVariable, EnumVariable, Variables
 import iree_kernels
 from iree_kernels import checks, runtime, toolchains
 from iree_kernels.errors import UserError
-from iree_kernels.files import read_text
-from iree_kernels.manifest import closest, load_project, object_paths
+from iree_kernels.manifest import closest, load_project
 from iree_kernels.targets import REPRODUCIBLE_FLAGS, TARGETS, kernel_kind
 from iree_kernels_scons import (OPTION_ORIGINS, fail, lock_build_folder, pspawn_without_shell,
                                 safe_arguments, spawn_without_shell)
@@ -264,18 +263,9 @@ def _declare_module(env, project, model, target_name, build):
     release = {"model": model.name, "target": target_name, "module": module[0],
                "record": record, "flag_files": [options[0], flag_file],
                "inputs": [env.File(f"#{p}") for p in (model.source, *(s.file for s in subs),
-                                                          *_linked_objects(project, subs))]
+                                                          *(o for s in subs for o in s.objects))]
                          + made_nodes}
     return module, _declare_check(env, model, target, module), release
-
-
-def _linked_objects(project, subs) -> list[str]:
-    """The files the MLIR kernels of ``subs`` link (#hal.executable.object paths), for the release."""
-    linked = []
-    for sub in subs:
-        if sub.file.endswith(".mlir"):
-            linked += object_paths(read_text(Path(project.root) / sub.file))
-    return linked
 
 
 def _declare_benchmark_report(env, build):

@@ -175,3 +175,14 @@ def test_onnx_opset_must_be_a_positive_integer(repo, value):
     message = error(repo, "# an ONNX model\n" + ONNX + f"opset = {value}\n")
     assert message.startswith("kernels/demo.toml:5: models.net: field 'opset': must be an ONNX "
                               "opset version, a positive integer such as 17 (the default), not "), message
+
+
+def test_an_mlir_kernel_records_the_files_it_links(repo):
+    (repo / "kernels/edit.mlir").write_text(
+        'hal.executable @x {\n  hal.executable.variant @v target(<"llvm-cpu", "e">) objects(['
+        '#hal.executable.object<{path = "kernels/k.o"}>, #hal.executable.object<{path = '
+        '"kernels/k.o"}>, #hal.executable.object<{path = "in.o", data = dense<0> : '
+        'vector<1xi8>}>]) {\n  }\n}\n')
+    (repo / "in.o").write_bytes(b"")
+    (sub,) = load(repo, GOOD).substitutions_for("mlp", "llvm-cpu")
+    assert sub.objects == ("kernels/k.o",)                # an embedded object reads no file

@@ -11,6 +11,7 @@ import pytest
 
 from iree_kernels import release
 from iree_kernels.errors import UserError
+from iree_kernels.manifest import object_paths
 
 EPOCH = 1_700_000_000
 
@@ -181,7 +182,8 @@ def test_the_objects_an_mlir_kernel_links_are_locked_too(tmp_path):
               '= "kernels/saxpy.o"}>]) {\n  }\n}\n')
     record = {"model": "m", "target": "llvm-cpu", "source": "models/m.mlir",
               "substitutions": [{"executable": "main_dispatch_0", "mode": "source",
-                                 "file": "kernels/k.mlir", "path": "kernels/k.mlir"}]}
+                                 "file": "kernels/k.mlir", "path": "kernels/k.mlir",
+                                 "objects": object_paths(kernel)}]}
     _write(tmp_path, {"models/m.mlir": "module {}\n", "kernels/k.mlir": kernel,
                       "kernels/saxpy.o": "ELF", "build/m.vmfb": "MODULE",
                       "build/m/substitutions.json": json.dumps(record),
