@@ -174,16 +174,6 @@ class EmbeddedObject:
                 f'dense<"0x{self.data.hex().upper()}"> : vector<{len(self.data)}xi8>}}>]')
 
 
-def linking_object(executable: str, linked: EmbeddedObject, source: str = "<executable>") -> str:
-    """``executable`` (one ``hal.executable``, one variant) with its variant linking ``linked``."""
-    with Program(executable, source) as program:
-        ops = program._executable_ops()
-        if len(ops) != 1:
-            raise UserError("expected one hal.executable", file=source)
-        _link(program._ir, ops[0], linked, program._context, source)
-        return _print(ops[0])
-
-
 def _link(ir, executable, linked: EmbeddedObject, context, source: str) -> None:
     """Make the one variant of ``executable`` link ``linked``: CUDA and Vulkan take exactly one."""
     variants = _ops_named(executable, "hal.executable.variant")

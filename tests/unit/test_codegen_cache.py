@@ -9,10 +9,11 @@ import pytest
 
 from conftest import REPO
 from iree_kernels import codegen_cache, spirv, toolchains
-from iree_kernels.errors import UserError
 from iree_kernels.codegen_cache import entry_key, normalized, not_cacheable
-from iree_kernels.program import Program, ProgramExecutable, linking_object
+from iree_kernels.errors import UserError
+from iree_kernels.program import Program, ProgramExecutable
 from iree_kernels.targets import TARGETS
+from test_program import linking_object
 
 EXPORT = ("    hal.executable.export public @{name}_elementwise_4_f32 ordinal(0) "
           "layout(#hal.pipeline.layout<bindings = [#hal.pipeline.binding<storage_buffer>]>) "

@@ -9,7 +9,7 @@ import pytest
 from conftest import REPO
 from iree_kernels import toolchains
 from iree_kernels.errors import UserError
-from iree_kernels.program import EmbeddedObject, Program, linking_object
+from iree_kernels.program import EmbeddedObject, Program
 from iree_kernels.targets import TARGETS
 
 KERNEL = REPO / "kernels/llvm-cpu/mlp_square_relu.mlir"
@@ -72,6 +72,14 @@ EXECUTABLE = """hal.executable private @ex {
     }
   }
 }"""
+
+
+def linking_object(executable: str, linked: EmbeddedObject) -> str:
+    """``executable`` (one hal.executable) put back in place of itself, its variant linking ``linked``."""
+    with Program(executable) as program:
+        name = program.names()[0]
+        program.replace(name, executable, "<test>", linked=linked)
+        return program.executable_text(name)
 
 
 def test_cutting_the_code_keeps_the_export_whole():
