@@ -6,6 +6,7 @@ import re
 import shutil
 import subprocess
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,6 +69,16 @@ class Project:
         if expect_ok and result.returncode != 0:
             raise AssertionError(f"scons {' '.join(args)} failed:\n{build.output}")
         return build
+
+
+@contextmanager
+def umask(mask: int):
+    """The process's umask set to ``mask`` for a while (files a build writes take it)."""
+    previous = os.umask(mask)
+    try:
+        yield
+    finally:
+        os.umask(previous)
 
 
 @pytest.fixture

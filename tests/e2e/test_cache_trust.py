@@ -11,12 +11,11 @@ import os
 import re
 import stat
 import sys
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO, Project
+from conftest import REPO, Project, umask
 from iree_kernels import toolchains
 from iree_kernels.integrity import Trust
 
@@ -252,15 +251,6 @@ def test_a_codegen_cache_entry_is_taken_only_as_signed_regular_files(tmp_path, m
     assert warning.endswith("; entry removed, compiling it again")
     assert codegen_counts(done.output) == (len(entries) - 1, 1)
     assert stat.S_ISREG(translated.lstat().st_mode)                  # compiled again, a file
-
-
-@contextmanager
-def umask(mask: int):
-    previous = os.umask(mask)
-    try:
-        yield
-    finally:
-        os.umask(previous)
 
 
 @pytest.mark.parametrize("mask", [0o022, 0o027], ids=["umask-022", "umask-027"])

@@ -4,10 +4,10 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from contextlib import contextmanager
 
 import pytest
 
+from conftest import umask
 from iree_kernels import codegen_cache, files, integrity
 from iree_kernels.errors import UserError
 from iree_kernels.integrity import Trust, Untrusted
@@ -124,15 +124,6 @@ def test_a_copy_whose_content_differs_from_the_record_is_not_put_in_place(tmp_pa
     assert files.copy_atomically(source, tmp_path / "copy",
                                  expected=hashlib.sha256(b"module").hexdigest())
     assert (tmp_path / "copy").read_bytes() == b"module"
-
-
-@contextmanager
-def umask(mask: int):
-    previous = os.umask(mask)
-    try:
-        yield
-    finally:
-        os.umask(previous)
 
 
 @pytest.mark.parametrize("mask", [0o022, 0o027, 0o002])
