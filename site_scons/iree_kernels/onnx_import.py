@@ -6,7 +6,6 @@ packages whose versions decide what it writes. It does not import ``onnx``.
 """
 from __future__ import annotations
 
-import importlib.metadata
 import re
 from functools import lru_cache
 
@@ -40,6 +39,7 @@ def failure_reason(output: str, limit: int = 400) -> str:
 @lru_cache(maxsize=None)
 def importer_versions() -> str:
     """The installed versions of the packages the default importer is made of."""
+    import importlib.metadata        # here: every scons run loads this module, few import ONNX
     found = []
     for package in IMPORTER_PACKAGES:
         try:
