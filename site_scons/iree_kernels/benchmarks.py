@@ -39,12 +39,18 @@ class Result:
         return None
 
 
-def dump_benchmarks(iree_compile: str, model: str, options: str, directory: Path) -> None:
-    """Dump the benchmark module of every executable of ``model`` into ``directory``."""
+def dump_benchmarks(iree_compile: str, program: str, flag_files: list[str], directory: Path,
+                    compile_from: str = "") -> None:
+    """Dump the benchmark module of every executable of ``program`` into ``directory``.
+
+    ``compile_from``: the phase ``program`` is at (``executable-sources``), or '' for a model.
+    """
     shutil.rmtree(directory, ignore_errors=True)
     directory.mkdir(parents=True)
-    toolchains.run([iree_compile, model, f"@{options}",
-          f"--iree-hal-dump-executable-benchmarks-to={directory}", "-o", "/dev/null"], model)
+    phase = [f"--compile-from={compile_from}"] if compile_from else []
+    toolchains.run([iree_compile, program, *phase, *(f"@{f}" for f in flag_files),
+                    f"--iree-hal-dump-executable-benchmarks-to={directory}", "-o", "/dev/null"],
+                   program, "dump IREE's executable benchmarks")
 
 
 def benchmark_source(directory: Path, executable: str, variant: str) -> Path | None:

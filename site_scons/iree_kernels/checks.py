@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from . import toolchains
-from .comparison import Tolerance, mismatch, parse_value
+from .comparison import TOLERANCE_KEYS, Tolerance, mismatch, parse_value, tolerance_error
 from .errors import UserError, control_character, shown
 from .files import read_text
 from .manifest import closest, repo_path
@@ -110,13 +110,9 @@ def load_cases(path: str, target: str | None = None, root: str | Path | None = N
         targets = tuple(entry["targets"]) if "targets" in entry else None
         if target is not None and targets is not None and target not in targets:
             continue
-        for key in ("atol", "rtol", "ulp"):
-            value = entry.get(key)
-            number = int if key == "ulp" else (int, float)
-            if value is not None and (not isinstance(value, number) or isinstance(value, bool)
-                                      or value < 0):
-                raise UserError(f"must be a non-negative {'integer' if key == 'ulp' else 'number'}"
-                                " (0: exact)", file=path, entry=name, field=key)
+        for key in TOLERANCE_KEYS:
+            if problem := tolerance_error(key, entry.get(key)):
+                raise UserError(problem, file=path, entry=name, field=key)
         cases.append(Case(entry["function"], tuple(entry.get("inputs", [])),
                           tuple(entry["outputs"]), targets, entry.get("atol"),
                           entry.get("rtol"), name, entry.get("ulp")))

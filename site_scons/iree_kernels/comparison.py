@@ -48,6 +48,18 @@ class Tolerance:
         return ", ".join(parts) or "the default tolerance"
 
 
+TOLERANCE_KEYS = ("atol", "rtol", "ulp")
+
+
+def tolerance_error(key: str, value) -> str | None:
+    """What is wrong with ``value`` as the tolerance ``key`` of a manifest; None where nothing is."""
+    number = int if key == "ulp" else (int, float)
+    if value is not None and (not isinstance(value, number) or isinstance(value, bool)
+                              or value < 0):
+        return f"must be a non-negative {'integer' if key == 'ulp' else 'number'} (0: exact)"
+    return None
+
+
 def parse_value(text: str, root: str | Path = ".") -> np.ndarray:
     """An input or output as iree-run-module reads it; ``@path`` is a .npy file under ``root``."""
     if text.startswith("@"):

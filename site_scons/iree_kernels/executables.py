@@ -43,6 +43,20 @@ class Export:
 
 
 @dataclass(frozen=True)
+class Subspan:
+    """One tensor an executable reads or writes through a binding."""
+    binding: int
+    offset: int | str         # bytes from the binding's start, or "from push constants"
+    access: str               # "readonly", "writeonly", "readwrite"
+    element: str              # "f32"
+    shape: tuple[int | None, ...]   # None: a dynamic dimension
+
+    @property
+    def dynamic(self) -> bool:
+        return None in self.shape
+
+
+@dataclass(frozen=True)
 class Executable:
     name: str
     backend: str              # "llvm-cpu", "vulkan-spirv", "cuda"
@@ -54,6 +68,7 @@ class Executable:
     # Per binding, the byte offsets its tensors start at inside the buffer
     # (real models pack several tensors in one), or "from push constants".
     binding_offsets: tuple[tuple[int | str, ...], ...] = ()
+    subspans: tuple[Subspan, ...] = ()
 
     @property
     def export(self) -> Export:
@@ -115,7 +130,8 @@ def _executable(name: str, op) -> Executable:
     text, count = _text(variant), len(exports[0].layout.bindings) if exports else 0
     return Executable(name, backend, fmt, tuple(exports),
                       ir.StringAttr(variant.attributes["sym_name"]).value, target,
-                      _binding_types(text, count), binding_offsets(text, count))
+                      _binding_types(text, count), binding_offsets(text, count),
+                      subspans(text))
 
 
 _SUBSPAN_RE = re.compile(r"binding\((\d+)\)[^\n]*?: !iree_tensor_ext\.dispatch\.tensor<(\w+:tensor<[^>]*>)>")
@@ -144,6 +160,23 @@ def binding_offsets(text: str, count: int) -> tuple[tuple[int | str, ...], ...]:
         if value not in found.setdefault(int(binding), []):
             found[int(binding)].append(value)
     return tuple(tuple(found.get(i, ())) for i in range(count))
+
+
+_SUBSPAN_LINE_RE = re.compile(
+    r"hal\.interface\.binding\.subspan [^\n]*?binding\((\d+)\)(?:[^\n]*? offset\((%[\w.$#-]+)\))?"
+    r"[^\n]*?: !iree_tensor_ext\.dispatch\.tensor<(\w+):tensor<([^>]*)>>")
+
+
+def subspans(text: str) -> tuple[Subspan, ...]:
+    """Every tensor of an untranslated executable's bindings, in the order its code takes them."""
+    constants = {name: int(value) for name, value in _INDEX_CONSTANT_RE.findall(text)}
+    found = []
+    for binding, offset, access, tensor in _SUBSPAN_LINE_RE.findall(text):
+        *dims, element = tensor.split("x")
+        found.append(Subspan(int(binding),
+                             constants.get(offset, "from push constants") if offset else 0,
+                             access, element, tuple(None if d == "?" else int(d) for d in dims)))
+    return tuple(found)
 
 
 def _count_text(export) -> str:

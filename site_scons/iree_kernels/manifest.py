@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
+from .comparison import TOLERANCE_KEYS, Tolerance, tolerance_error
 from .errors import UserError, control_character, shown
 from .files import not_regular, read_text
 from .workgroups import ExpressionError, count_region
@@ -32,7 +33,8 @@ MODEL_SUFFIXES = (".mlir", ".mlirbc", ".onnx")
 # the model's own is older): 17 is what IREE's ONNX tests import at.
 DEFAULT_OPSET = 17
 SUBSTITUTION_KEYS = {"model", "target", "executable", "export", "fingerprint", "file", "mode",
-                     "workgroup_count", "workgroup_size", "function"}
+                     "workgroup_count", "workgroup_size", "function", "verify",
+                     *TOLERANCE_KEYS}
 SELECTOR_KEYS = ("executable", "export", "fingerprint")
 FINGERPRINT_RE = re.compile(r"^sha256:[0-9a-f]{12,64}$")
 WRAPPED_KEYS = ("workgroup_count", "workgroup_size", "function")
@@ -82,6 +84,14 @@ class Substitution:
     export: str = ""                  # selector: a glob over export names
     fingerprint: str = ""             # selector (or, with executable, a check): "sha256:<hex>"
     objects: tuple = ()               # an MLIR kernel: the files it links as objects
+    atol: float | None = None         # the differential check's tolerance (None: the default)
+    rtol: float | None = None
+    ulp: int | None = None
+    verify: bool = True               # False: it computes something else on purpose
+
+    @property
+    def tolerance(self) -> Tolerance:
+        return Tolerance(self.atol, self.rtol, self.ulp)
 
     @property
     def key(self) -> str:
@@ -113,7 +123,8 @@ class Substitution:
                            "field_lines": dict(o.field_lines)},
                 "workgroup_count": tuple(self.workgroup_count),
                 "workgroup_size": tuple(self.workgroup_size), "function": self.function,
-                "objects": tuple(self.objects)}
+                "objects": tuple(self.objects),
+                "atol": self.atol, "rtol": self.rtol, "ulp": self.ulp, "verify": self.verify}
 
     @classmethod
     def from_dict(cls, data: dict) -> "Substitution":
@@ -297,9 +308,17 @@ def _substitution(project: Project, entry, origin: Origin, text: str) -> Substit
                            f"of target '{values['target']}'; it fits {', '.join(kind.targets)}")
     objects = _check_object_paths(project, file, described, text) if file.endswith(".mlir") else ()
     launch = _launch_fields(entry, mode, values["target"], file, described, text)
+    for key in TOLERANCE_KEYS:
+        if problem := tolerance_error(key, entry.get(key)):
+            raise _field_error(described, text, key, problem)
+    if not isinstance(entry.get("verify", True), bool):
+        raise _field_error(described, text, "verify", "must be true or false (false: the kernel "
+                           "computes something else on purpose; no differential check)")
     return Substitution(values["model"], values["target"], values["executable"],
                         file, mode, described, export=values["export"],
-                        fingerprint=values["fingerprint"].lower(), objects=objects, **launch)
+                        fingerprint=values["fingerprint"].lower(), objects=objects, **launch,
+                        verify=entry.get("verify", True),
+                        **{key: entry.get(key) for key in TOLERANCE_KEYS})
 
 
 def _check_selector(values: dict, origin: Origin, text: str) -> None:

@@ -32,7 +32,7 @@ def run_microbenchmarks(target, source, env):
     found = executables.read_executables(Path(dump).read_text(), dump)
     work = Path(target[0].abspath).with_suffix("")
     iree_compile = env.subst("$IREE_COMPILE")
-    benchmarks.dump_benchmarks(iree_compile, model, options, work)
+    benchmarks.dump_benchmarks(iree_compile, model, [options], work)
     device = env["IREE_RUN_DEVICE"]
     available = runtime.device_driver(device) in runtime.available_drivers(
         env.subst("$IREE_RUN_MODULE"))

@@ -25,7 +25,7 @@ from iree_kernels import checks, runtime, toolchains
 from iree_kernels.errors import UserError
 from iree_kernels.manifest import closest, load_project
 from iree_kernels.targets import REPRODUCIBLE_FLAGS, TARGETS, kernel_kind
-from iree_kernels_scons import (OPTION_ORIGINS, fail, lock_build_folder, pspawn_without_shell,
+from iree_kernels_scons import (OPTION_ORIGINS, escape, fail, lock_build_folder, pspawn_without_shell,
                                 safe_arguments, spawn_without_shell)
 
 SHORT_COMSTRS = {
@@ -44,6 +44,9 @@ SHORT_COMSTRS = {
     "IREE_DUMPLISTCOMSTR": "LIST     $TARGET",
     "IREE_BENCHCOMSTR": "BENCH    $TARGET",
     "IREE_BENCHREPORTCOMSTR": "REPORT   $TARGET",
+    "IREE_HARNESSCOMSTR": "HARNESS  $TARGET",
+    "IREE_HARNESSMODULESCOMSTR": "HARNESS  $TARGET",
+    "IREE_VERIFYCOMSTR": "VERIFY   $TARGET",
 }
 
 
@@ -165,7 +168,7 @@ def _declare_project(env, manifests=None):
                 continue
             module, check, release = _declare_module(env, project, model, target, build)
             modules.append(module)
-            check_nodes.append(check)
+            check_nodes += check
             released.append(release)
     env.Alias("modules", modules)
     env.Alias("check", check_nodes)
@@ -265,7 +268,11 @@ def _declare_module(env, project, model, target_name, build):
                "inputs": [env.File(f"#{p}") for p in (model.source, *(s.file for s in subs),
                                                           *(o for s in subs for o in s.objects))]
                          + made_nodes}
-    return module, _declare_check(env, model, target, module), release
+    checks = [_declare_check(env, model, target, module)]
+    if subs and _wanted("verify", "check"):
+        checks += _declare_verification(env, model, target, subs, kernels, here,
+                                        [sources_dump, options, flag_file, record], resolved)
+    return module, checks, release
 
 
 def _declare_benchmark_report(env, build):
@@ -409,6 +416,43 @@ def _skipped(env, name, message):
     return alias
 
 
+def _declare_verification(env, model, target, subs, kernels, here, program, resolved):
+    """Each substitution's differential check (``scons verify``, part of ``scons check``)."""
+    folder = here.Dir("verify")
+    harnesses = env.IreeHarnesses(folder.File("harnesses.json"), program)
+    made = [node for files in kernels.values() for node in files.values()]
+    env.Requires(harnesses, made)         # dumping applies the kernels; their edits do not matter
+    options, record = program[1], program[3]
+    driver = runtime.device_driver(target.run_device)
+    runnable = driver in runtime.available_drivers(env.subst("$IREE_RUN_MODULE"))
+    nodes = []
+    for sub in subs:
+        stem = folder.File(f"{_file_name(sub.key)}.verify.json")
+        if not sub.verify:
+            nodes += _skipped(env, f"verify-{target.name}-{model.name}-{stem.name}",
+                              escape(f"verify: skipped {sub.key} of {model.name}/{target.name}: "
+                                     f"{sub.origin.file} says it computes something else "
+                                     "(verify = false)"))
+            continue
+        tolerance = {"atol": sub.atol, "rtol": sub.rtol, "ulp": sub.ulp}
+        wanted = env.Value(json.dumps({"key": sub.key, "tolerance": tolerance}, sort_keys=True))
+        plan = env.IreeHarnessModules(stem, [harnesses, options, record, resolved, wanted,
+                                             *kernels[sub.key].values()])
+        if not runnable:
+            nodes += [plan, _skipped(env, f"verify-{target.name}-{model.name}-{stem.name}",
+                                     escape(f"verify: skipped {sub.key} of {model.name}/{target.name}: ")
+                                     + escape(f"no '{driver}' device on this machine; "
+                                     f"python -m iree_kernels.verification {stem} --device="
+                                     f"{target.run_device} runs it where there is one"))]
+            continue
+        verified = env.IreeVerify(folder.File(f"{_file_name(sub.key)}.verified"), plan,
+                                  IREE_RUN_DEVICE=target.run_device)
+        env.NoCache(verified)     # it says what this machine's device computes
+        nodes += verified
+    env.Alias("verify", nodes)
+    return nodes
+
+
 def _declare_check(env, model, target, module):
     name = f"check-{target.name}-{model.name}"
     if model.expected is None:
@@ -440,7 +484,7 @@ def _declare_check(env, model, target, module):
 def generate(env):
     for tool in ("iree_compile", "iree_substitutions", "iree_run", "ptx", "glsl", "elf_object",
                  "iree_dump", "iree_bench", "iree_scaffold",
-                 "iree_cache", "iree_release", "iree_program", "onnx_import"):
+                 "iree_cache", "iree_release", "iree_program", "onnx_import", "iree_verify"):
         env.Tool(tool)
     env.AddMethod(declare_project, "IreeKernelProject")
 

@@ -1,0 +1,129 @@
+"""SCons tool: differential checks of substituted executables against IREE's own.
+
+Builders:
+  IreeHarnesses        executables.mlir + options.flags + substitutions.flags + substitutions.json
+                       -> verify/harnesses.json: per substituted executable, IREE's benchmark
+                       module turned into a one-dispatch harness (one iree-compile per model)
+  IreeHarnessModules   harnesses.json + options.flags + substitutions.json + resolved.json
+                       + Value(key and tolerance) + the kernel's files
+                       -> <key>.verify.json, <key>.iree.vmfb, <key>.kernel.vmfb
+  IreeVerify           <key>.verify.json + both modules -> <key>.verified (the comparison's log)
+
+A kernel edit rebuilds its own two harness modules and reruns its check; the
+harnesses are made again only when the program or the set of substitutions
+changes. Variables: IREE_COMPILE, IREE_RUN_MODULE, IREE_RUN_DEVICE.
+"""
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+import SCons.Action
+import SCons.Builder
+
+from iree_kernels import benchmarks, selection, toolchains, verification
+from iree_kernels.errors import UserError
+from iree_kernels_scons import reporting_user_errors, write_atomically
+
+
+@reporting_user_errors
+def write_harnesses(target, source, env):
+    program, options, flags, record = (s.abspath for s in source[:4])
+    names = sorted({sub["executable"] for sub in json.loads(Path(record).read_text())["substitutions"]})
+    out = Path(target[0].abspath)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=out.parent, prefix=".benchmarks-") as folder:
+        benchmarks.dump_benchmarks(env.subst("$IREE_COMPILE"), program, [options, flags],
+                                   Path(folder), compile_from="executable-sources")
+        made = verification.harnesses(Path(folder), Path(program).read_text(), str(source[0]),
+                                      names)
+    write_atomically(target[0].abspath, json.dumps(made, sort_keys=True) + "\n")
+
+
+@reporting_user_errors
+def build_harness_modules(target, source, env):
+    harnesses, options, record, resolved, wanted = source[:5]
+    wanted = json.loads(wanted.read())
+    landing = selection.loads(resolved.get_text_contents())[wanted["key"]]
+    sub = next(s for s in json.loads(Path(record.abspath).read_text())["substitutions"]
+               if s["executable"] == landing.executable)
+    plan = verification.Plan(sub["model"], sub["target"], landing.executable, sub["file"],
+                             wanted["tolerance"])
+    found = json.loads(Path(harnesses.abspath).read_text()).get(landing.executable, {})
+    plan_file, iree_module, kernel_module = (t.abspath for t in target[:3])
+    plan.note = found.get("note", "")
+    if not plan.note:
+        plan.note = _compile_both(env, found["harness"], options.abspath, sub["flag"],
+                                  iree_module, kernel_module, landing.executable)
+    if plan.note:
+        for module in (iree_module, kernel_module):
+            write_atomically(module, b"")
+    else:
+        plan.cases = found["cases"]
+        plan.iree_module, plan.kernel_module = str(target[1]), str(target[2])
+    write_atomically(plan_file, verification.to_json(plan))
+
+
+def _compile_both(env, harness: str, options: str, flag: str, iree_module: str,
+                  kernel_module: str, executable: str) -> str:
+    """Compile the harness plain and with the substitution; why IREE's cannot be, or ''."""
+    iree_compile = env.subst("$IREE_COMPILE")
+    with tempfile.TemporaryDirectory(dir=Path(iree_module).parent, prefix=".harness-") as work:
+        source = Path(work) / "harness.mlir"
+        source.write_text(harness)
+        try:
+            benchmarks.compile_benchmark(iree_compile, source, options, [], Path(work) / "iree.vmfb")
+        except UserError as e:
+            first = next((line for line in str(e).splitlines() if "error:" in line), str(e))
+            return (f"IREE cannot compile {executable} for this target, so there is nothing to "
+                    f"compare the kernel with ({first.strip()[:200]})")
+        benchmarks.compile_benchmark(iree_compile, source, options, [flag],
+                                     Path(work) / "kernel.vmfb")
+        for made, path in (("iree.vmfb", iree_module), ("kernel.vmfb", kernel_module)):
+            write_atomically(path, (Path(work) / made).read_bytes())
+    return ""
+
+
+@reporting_user_errors
+def run_verification(target, source, env):
+    plan = verification.from_json(source[0].get_text_contents(), str(source[0]))
+    if plan.note:
+        summary = f"verify: skipped {verification.describe(plan)}: {plan.note}\n"
+    else:
+        with tempfile.TemporaryDirectory(dir=Path(target[0].abspath).parent,
+                                         prefix=".verify-") as work:
+            wrong = verification.run(plan, env.subst("$IREE_RUN_MODULE"), env["IREE_RUN_DEVICE"],
+                                     Path(work))
+        if wrong:
+            raise UserError(f"differential check failed for {verification.describe(plan)} on "
+                            f"{env['IREE_RUN_DEVICE']}: {wrong}")
+        summary = (f"verify: {verification.describe(plan)} matched IREE's executable on "
+                   f"{env['IREE_RUN_DEVICE']} ({len(plan.cases)} dispatch(es))\n")
+    write_atomically(target[0].abspath, summary)
+    print(summary, end="")
+
+
+def _modules_emitter(target, source, env):
+    plan = target[0]
+    stem = plan.get_path().removesuffix(".verify.json")
+    return [plan, env.File(stem + ".iree.vmfb"), env.File(stem + ".kernel.vmfb")], source
+
+
+def generate(env):
+    env.SetDefault(IREE_HARNESSCOMSTR="Writing differential-check harnesses $TARGET",
+                   IREE_HARNESSMODULESCOMSTR="Compiling the harnesses of $TARGET",
+                   IREE_VERIFYCOMSTR="Comparing the kernel with IREE's executable $TARGET")
+    env["BUILDERS"]["IreeHarnesses"] = SCons.Builder.Builder(
+        action=SCons.Action.Action(write_harnesses, "$IREE_HARNESSCOMSTR"), suffix=".json")
+    env["BUILDERS"]["IreeHarnessModules"] = SCons.Builder.Builder(
+        action=SCons.Action.Action(build_harness_modules, "$IREE_HARNESSMODULESCOMSTR"),
+        emitter=_modules_emitter)
+    env["BUILDERS"]["IreeVerify"] = SCons.Builder.Builder(
+        action=SCons.Action.Action(run_verification, "$IREE_VERIFYCOMSTR",
+                                   varlist=["IREE_RUN_DEVICE"]),
+        suffix=".verified")
+
+
+def exists(env):
+    return env.Detect(toolchains.iree_tool("iree-run-module") or "iree-run-module")
