@@ -297,17 +297,19 @@ def main(argv: list[str] | None = None) -> int:
     program = toolchains.iree_tool("iree-run-module") or "iree-run-module"
     failed = 0
     for path in args.plans:
+        what = path
         try:
             plan = from_json(Path(path).read_text(), path)
+            what = describe(plan)
             if plan.note:
-                print(f"skipped {describe(plan)}: {plan.note}")
+                print(f"skipped {what}: {plan.note}")
                 continue
             with tempfile.TemporaryDirectory() as work:
                 wrong = run(plan, program, args.device, Path(work))
-        except UserError as e:
+        except (OSError, UserError) as e:
             wrong = str(e)
         failed += wrong is not None
-        print(f"{'FAILED' if wrong else 'matched'} {describe(plan)}" + (f": {wrong}" if wrong else ""))
+        print(f"{'FAILED' if wrong else 'matched'} {what}" + (f": {wrong}" if wrong else ""))
     return 1 if failed else 0
 
 

@@ -68,6 +68,14 @@ def test_round_trip_through_dict(repo):
     assert type(sub).from_dict(sub.to_dict()) == sub
 
 
+def test_a_substitution_carries_its_differential_check_settings(repo):
+    (sub,) = load(repo, GOOD).substitutions
+    assert (sub.verify, sub.tolerance.describe()) == (True, "the default tolerance")
+    (sub,) = load(repo, GOOD + "ulp = 0\nverify = false\n").substitutions
+    assert (sub.verify, sub.tolerance.exact) == (False, True)
+    assert type(sub).from_dict(sub.to_dict()) == sub
+
+
 @pytest.mark.parametrize("edit, expected", [
     (lambda t: t.replace('targets = ["llvm-cpu", "vulkan"]', 'targets = ["llvm-cpu", "vulkn"]'),
      "kernels/demo.toml:3: models.mlp: field 'targets': unknown target 'vulkn' (did you mean 'vulkan'?)"),
@@ -133,6 +141,11 @@ def test_round_trip_through_dict(repo):
      "at kernels/demo.toml:6 ([[substitutions]] #1"),
     (lambda t: t.replace('source = "models/mlp.mlir"', 'source = "models/mlp.mlir'),
      "kernels/demo.toml:2: not valid TOML"),
+    (lambda t: t + 'ulp = -1\n',
+     "kernels/demo.toml:11: [[substitutions]] #1 (executable 'main$async_dispatch_1' of "
+     "mlp/llvm-cpu): field 'ulp': must be a non-negative integer (0: exact)"),
+    (lambda t: t + 'atol = "tiny"\n', "field 'atol': must be a non-negative number (0: exact)"),
+    (lambda t: t + 'verify = "no"\n', "field 'verify': must be true or false"),
 ])
 def test_errors_name_file_line_entry_field(repo, edit, expected):
     assert expected in error(repo, edit(GOOD))

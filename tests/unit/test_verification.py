@@ -1,0 +1,124 @@
+"""iree_kernels.verification: harnesses from IREE's benchmark dumps, and what a comparison reports."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conftest import DATA
+from iree_kernels import verification
+from iree_kernels.comparison import Tolerance
+from iree_kernels.errors import UserError
+from iree_kernels.executables import Subspan, subspans
+from iree_kernels.verification import Case, Region
+
+BENCHMARK = (DATA / "benchmarks/mlp_dispatch_0.mlir").read_text()   # IREE 3.13's own dump
+
+
+def test_harness_dispatches_once_on_the_buffer_it_is_given_and_returns_it():
+    text, cases = verification.harness(BENCHMARK, "bench.mlir")
+    case, = cases
+    assert case.function == "main_dispatch_0_embedded_elf_x86_64_main_dispatch_0_matmul_4x16x8_f32"
+    assert case.bindings == [(0, 128), (256, 512), (768, 256)]
+    assert case.size == 1024
+    function = text[text.index(f"util.func public @{case.function}"):]
+    assert function.startswith(f"util.func public @{case.function}(%iree_kernels_verify_input: "
+                               "!hal.buffer_view) -> !hal.buffer_view attributes")
+    assert "util.global.load" not in function and "%arg0" not in function.split("{", 1)[0]
+    assert "hal.buffer_view.buffer<%iree_kernels_verify_input : !hal.buffer_view>" in function
+    assert "= arith.constant 1 : index" in function
+    assert "util.return %iree_kernels_verify_input : !hal.buffer_view" in function
+    from iree.compiler import ir
+    with ir.Context() as context:
+        context.allow_unregistered_dialects = True
+        ir.Module.parse(text)               # still MLIR
+
+
+def test_a_benchmark_in_another_form_is_refused_naming_the_function():
+    changed = BENCHMARK.replace("util.global.load", "util.global.load_other")
+    with pytest.raises(UserError, match=r"bench\.mlir: .*matmul_4x16x8_f32' is not in the form"):
+        verification.harness(changed, "bench.mlir")
+    with pytest.raises(UserError, match="no benchmark function"):
+        verification.harness("module {\n}\n", "bench.mlir")
+
+
+def test_subspans_give_offset_type_shape_and_access():
+    text = """
+      %c0 = arith.constant 0 : index
+      %c3154176 = arith.constant 3154176 : index
+      %0 = hal.interface.binding.subspan layout(#l) binding(0) alignment(64) offset(%c0) flags("ReadOnly|Indirect") : !iree_tensor_ext.dispatch.tensor<readonly:tensor<64x111x111xf32>>
+      %1 = hal.interface.binding.subspan layout(#l) binding(1) alignment(64) offset(%c3154176) flags(Indirect) : !iree_tensor_ext.dispatch.tensor<writeonly:tensor<64x55x55xf32>>
+      %2 = hal.interface.binding.subspan layout(#l) binding(2) alignment(64) offset(%7) flags(Indirect) : !iree_tensor_ext.dispatch.tensor<readwrite:tensor<?x4xi32>>{%8}
+    """
+    assert subspans(text) == (
+        Subspan(0, 0, "readonly", "f32", (64, 111, 111)),
+        Subspan(1, 3154176, "writeonly", "f32", (64, 55, 55)),
+        Subspan(2, "from push constants", "readwrite", "i32", (None, 4)))
+    assert subspans(text)[2].dynamic
+
+
+CASE = Case("f", [(0, 64), (64, 64)])
+TENSORS = [Region(0, 0, "f32", (4, 4), "readonly"), Region(1, 80, "f32", (2, 4), "writeonly")]
+
+
+def _buffers():
+    start = verification.random_input(CASE, TENSORS, seed=3)
+    iree = start.copy()
+    iree[80:112] = np.arange(8, dtype="<f4").view(np.uint8)
+    return start, iree
+
+
+def test_the_same_seed_gives_the_same_input_and_tensors_get_values_of_their_type():
+    start = verification.random_input(CASE, TENSORS, seed=3)
+    assert np.array_equal(start, verification.random_input(CASE, TENSORS, seed=3))
+    assert not np.array_equal(start, verification.random_input(CASE, TENSORS, seed=4))
+    values = start[0:64].view("<f4")
+    assert np.all(np.abs(values) <= 1.0)
+
+
+def test_equal_buffers_match_and_differences_are_placed_in_their_binding():
+    start, iree = _buffers()
+    assert verification.compare(CASE, TENSORS, start, iree, iree.copy(), Tolerance(ulp=0)) is None
+
+    kernel = iree.copy()
+    kernel[84:88] = np.array([1.0000001], dtype="<f4").view(np.uint8)
+    wrong = verification.compare(CASE, TENSORS, start, iree, kernel, Tolerance(ulp=0))
+    assert wrong.startswith("binding 1 (output 2x4xf32 at byte 16): element [0, 1] is "
+                            "1.0000001192092896, expected 1.0 (difference 1.1920928955078125e-07, "
+                            "1 ulp)")
+    assert verification.compare(CASE, TENSORS, start, iree, kernel, Tolerance()) is None
+
+
+def test_unwritten_outputs_inputs_written_and_stray_bytes_are_named():
+    start, iree = _buffers()
+    kernel = iree.copy()
+    kernel[96:112] = start[96:112]
+    assert "4 of 8 elements still hold their input value: the kernel did not write them" in \
+        verification.compare(CASE, TENSORS, start, iree, kernel, Tolerance())
+
+    kernel = iree.copy()
+    kernel[8] ^= 0x40
+    assert verification.compare(CASE, TENSORS, start, iree, kernel, Tolerance()).startswith(
+        "binding 0 (input (read-only) 4x4xf32 at byte 0): element [0, 2]")
+
+    kernel = iree.copy()
+    kernel[70] ^= 1
+    assert verification.compare(CASE, TENSORS, start, iree, kernel, Tolerance()) == (
+        "1 bytes outside the executable's tensors differ, first at binding 1 byte 6: "
+        "the kernel writes where IREE's executable does not")
+
+
+def test_regions_leave_out_dynamic_tensors_and_ones_past_their_binding():
+    found = verification.regions(CASE, (Subspan(1, 16, "writeonly", "f32", (2, 4)),
+                                        Subspan(1, 48, "writeonly", "f32", (2, 4)),
+                                        Subspan(0, "from push constants", "readonly", "f32", (4,)),
+                                        Subspan(0, 0, "readonly", "f32", (None, 4))))
+    assert found == [Region(1, 80, "f32", (2, 4), "writeonly")]
+
+
+def test_a_plan_round_trips_and_another_format_is_refused():
+    plan = verification.Plan("m", "llvm-cpu", "e", "k.mlir", {"atol": None, "rtol": None, "ulp": 0},
+                             cases=[{"function": "f", "bindings": [[0, 4]], "regions": []}])
+    assert verification.from_json(verification.to_json(plan), "p.json") == plan
+    with pytest.raises(UserError, match="p.json: is not a differential-check plan"):
+        verification.from_json('{"format": 99}', "p.json")
+    assert verification.describe(plan) == "m/llvm-cpu e (k.mlir, exact)"
