@@ -53,9 +53,30 @@ def dump_benchmarks(iree_compile: str, program: str, flag_files: list[str], dire
                    program, "dump IREE's executable benchmarks")
 
 
-def benchmark_source(directory: Path, executable: str, variant: str) -> Path | None:
-    path = directory / f"module_{executable}_{variant}_benchmark.mlir"
-    return path if path.is_file() else None
+def benchmark_file(folder: Path, executable: str) -> Path | None:
+    """The benchmark module of ``executable`` in ``folder``: module_<executable>_<variant>_benchmark.mlir."""
+    from .program import Program
+
+    for path in sorted(folder.glob("module_*_benchmark.mlir")):
+        if path.name.startswith(f"module_{executable}_"):
+            with Program(path.read_text(), str(path)) as module:
+                if executable in module.names():
+                    return path
+    return None
+
+
+def with_source(benchmark: Path, sources, name: str) -> str:
+    """The benchmark module of ``name`` with the executable's source (from ``sources``, a Program)
+    in place of the configured one IREE dumped.
+
+    Compiled again, a dumped executable can fail where its source compiles
+    (IREE 3.13 on llvm-cpu: squeezenet's max pools, "large vector sizes").
+    """
+    from .program import Program
+
+    with Program(benchmark.read_text(), str(benchmark)) as module:
+        module.replace(name, sources.executable_text(name), sources.source, visibility="private")
+        return module.text()
 
 
 def compile_benchmark(iree_compile: str, source: Path, options: str, flags: list[str],

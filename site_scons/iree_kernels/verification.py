@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from . import toolchains
+from .benchmarks import benchmark_file, with_source
 from .comparison import Tolerance, mismatch
 from .errors import UserError
 from .executables import Subspan
@@ -196,11 +197,11 @@ class Plan:
     format: int = FORMAT
 
 
-def harnesses(benchmarks: Path, program_text: str, program: str,
+def harnesses(dumped: Path, program_text: str, program: str,
               names: list[str]) -> dict[str, dict]:
     """Per executable of ``names``: {"harness": MLIR text, "cases": [...]} or {"note": why none}.
 
-    ``benchmarks``: the folder IREE dumped the benchmark modules into;
+    ``dumped``: the folder IREE dumped the benchmark modules into;
     ``program_text``: the executable-sources program, whose executables (IREE's
     own, before codegen) go into the harnesses.
     """
@@ -211,31 +212,17 @@ def harnesses(benchmarks: Path, program_text: str, program: str,
     out = {}
     with Program(program_text, program) as sources:
         for name in names:
-            bench = _benchmark_file(benchmarks, name)
+            bench = benchmark_file(dumped, name)
             if bench is None:
                 out[name] = {"note": "IREE dumps no benchmark for it (dynamic shapes or "
                                      "push constants computed at run time)"}
                 continue
-            with Program(bench.read_text(), str(bench)) as module:
-                module.replace(name, sources.executable_text(name), program, visibility="private")
-                text, cases = harness(module.text(), str(bench))
+            text, cases = harness(with_source(bench, sources, name), str(bench))
             out[name] = {"harness": text, "cases": [
                 {"function": c.function, "bindings": c.bindings,
                  "regions": [asdict(r) for r in regions(c, found[name].subspans)]}
                 for c in cases]}
     return out
-
-
-def _benchmark_file(folder: Path, executable: str) -> Path | None:
-    """The benchmark module of ``executable``: named module_<executable>_<variant>_benchmark.mlir."""
-    from .program import Program
-
-    for path in sorted(folder.glob("module_*_benchmark.mlir")):
-        if path.name.startswith(f"module_{executable}_"):
-            with Program(path.read_text(), str(path)) as module:
-                if executable in module.names():
-                    return path
-    return None
 
 
 def run(plan: Plan, run_module: str, device: str, work: Path) -> str | None:

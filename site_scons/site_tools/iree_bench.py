@@ -21,7 +21,8 @@ import SCons.Action
 import SCons.Builder
 import SCons.Util
 
-from iree_kernels import benchmarks, executables, runtime, toolchains
+from iree_kernels import benchmarks, runtime, toolchains
+from iree_kernels.program import Program
 from iree_kernels_scons import program, reporting_user_errors, write_atomically
 
 
@@ -29,26 +30,29 @@ from iree_kernels_scons import program, reporting_user_errors, write_atomically
 def run_microbenchmarks(target, source, env):
     model, options, record_file, dump = (str(s) for s in source[:4])
     record = json.loads(Path(record_file).read_text())
-    found = executables.read_executables(Path(dump).read_text(), dump)
     work = Path(target[0].abspath).with_suffix("")
     iree_compile = env.subst("$IREE_COMPILE")
-    benchmarks.dump_benchmarks(iree_compile, model, [options], work)
+    benchmarks.dump_benchmarks(iree_compile, dump, [options], work,
+                               compile_from="executable-sources")
     device = env["IREE_RUN_DEVICE"]
     available = runtime.device_driver(device) in runtime.available_drivers(
         env.subst("$IREE_RUN_MODULE"))
-    results = [_measure(env, sub, found[sub["executable"]], work, options, device, available)
-               for sub in record["substitutions"]]
+    with Program(Path(dump).read_text(), dump) as sources:
+        results = [_measure(env, sub, sources, work, options, device, available)
+                   for sub in record["substitutions"]]
     write_atomically(target[0].abspath, benchmarks.to_json(results))
 
 
-def _measure(env, sub, executable, work, options, device, available):
+def _measure(env, sub, sources, work, options, device, available):
     result = benchmarks.Result(sub["model"], sub["target"], sub["executable"], sub["export"],
                                sub["file"], device=device)
-    source = benchmarks.benchmark_source(work, executable.name, executable.variant)
-    if source is None:
+    dumped = benchmarks.benchmark_file(work, sub["executable"])
+    if dumped is None:
         result.note = "no benchmark (IREE dumps none for dynamic shapes)"
         return result
-    plain, substituted = work / f"{executable.name}.plain.vmfb", work / f"{executable.name}.vmfb"
+    source = work / f"{dumped.stem}.source.mlir"
+    source.write_text(benchmarks.with_source(dumped, sources, sub["executable"]))
+    plain, substituted = work / f"{sub['executable']}.plain.vmfb", work / f"{sub['executable']}.vmfb"
     iree_compile = env.subst("$IREE_COMPILE")
     benchmarks.compile_benchmark(iree_compile, source, options, [], plain)
     benchmarks.compile_benchmark(iree_compile, source, options, [sub["flag"]], substituted)
