@@ -39,15 +39,17 @@ class Result:
         return None
 
 
-def dump_benchmarks(iree_compile: str, program: str, flag_files: list[str], directory: Path,
-                    compile_from: str = "") -> None:
+def dump_benchmarks(iree_compile: str, program: str, flag_files: list[str],
+                    directory: Path) -> None:
     """Dump the benchmark module of every executable of ``program`` into ``directory``.
 
-    ``compile_from``: the phase ``program`` is at (``executable-sources``), or '' for a model.
+    ``program``: at IREE's executable-sources phase. IREE dumps them once the
+    executables are configured, before codegen: the compile stops there, so
+    executables IREE's codegen fails on get benchmarks too.
     """
     shutil.rmtree(directory, ignore_errors=True)
     directory.mkdir(parents=True)
-    phase = [f"--compile-from={compile_from}"] if compile_from else []
+    phase = ["--compile-from=executable-sources", "--compile-to=executable-configurations"]
     toolchains.run([iree_compile, program, *phase, *(f"@{f}" for f in flag_files),
                     f"--iree-hal-dump-executable-benchmarks-to={directory}", "-o", "/dev/null"],
                    program, "dump IREE's executable benchmarks")

@@ -32,8 +32,7 @@ def run_microbenchmarks(target, source, env):
     record = json.loads(Path(record_file).read_text())
     work = Path(target[0].abspath).with_suffix("")
     iree_compile = env.subst("$IREE_COMPILE")
-    benchmarks.dump_benchmarks(iree_compile, dump, [options], work,
-                               compile_from="executable-sources")
+    benchmarks.dump_benchmarks(iree_compile, dump, [options], work)
     device = env["IREE_RUN_DEVICE"]
     available = runtime.device_driver(device) in runtime.available_drivers(
         env.subst("$IREE_RUN_MODULE"))

@@ -271,7 +271,7 @@ def _declare_module(env, project, model, target_name, build):
     checks = [_declare_check(env, model, target, module)]
     if subs and _wanted("verify", "check"):
         checks += _declare_verification(env, model, target, subs, kernels, here,
-                                        [sources_dump, options, flag_file, record], resolved)
+                                        [sources_dump, options, record], resolved)
     return module, checks, release
 
 
@@ -420,9 +420,7 @@ def _declare_verification(env, model, target, subs, kernels, here, program, reso
     """Each substitution's differential check (``scons verify``, part of ``scons check``)."""
     folder = here.Dir("verify")
     harnesses = env.IreeHarnesses(folder.File("harnesses.json"), program)
-    made = [node for files in kernels.values() for node in files.values()]
-    env.Requires(harnesses, made)         # dumping applies the kernels; their edits do not matter
-    options, record = program[1], program[3]
+    options, record = program[1], program[2]
     driver = runtime.device_driver(target.run_device)
     runnable = driver in runtime.available_drivers(env.subst("$IREE_RUN_MODULE"))
     nodes = []

@@ -1,9 +1,10 @@
 """SCons tool: differential checks of substituted executables against IREE's own.
 
 Builders:
-  IreeHarnesses        executables.mlir + options.flags + substitutions.flags + substitutions.json
+  IreeHarnesses        executables.mlir + options.flags + substitutions.json
                        -> verify/harnesses.json: per substituted executable, IREE's benchmark
-                       module turned into a one-dispatch harness (one iree-compile per model)
+                       module turned into a one-dispatch harness (one iree-compile per model,
+                       up to codegen: no executable is translated)
   IreeHarnessModules   harnesses.json + options.flags + substitutions.json + resolved.json
                        + Value(key and tolerance) + the kernel's files
                        -> <key>.verify.json, <key>.iree.vmfb, <key>.kernel.vmfb
@@ -29,13 +30,12 @@ from iree_kernels_scons import reporting_user_errors, write_atomically
 
 @reporting_user_errors
 def write_harnesses(target, source, env):
-    program, options, flags, record = (s.abspath for s in source[:4])
+    program, options, record = (s.abspath for s in source[:3])
     names = sorted({sub["executable"] for sub in json.loads(Path(record).read_text())["substitutions"]})
     out = Path(target[0].abspath)
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=".benchmarks-") as folder:
-        benchmarks.dump_benchmarks(env.subst("$IREE_COMPILE"), program, [options, flags],
-                                   Path(folder), compile_from="executable-sources")
+        benchmarks.dump_benchmarks(env.subst("$IREE_COMPILE"), program, [options], Path(folder))
         made = verification.harnesses(Path(folder), Path(program).read_text(), str(source[0]),
                                       names)
     write_atomically(target[0].abspath, json.dumps(made, sort_keys=True) + "\n")
