@@ -41,9 +41,17 @@ def build_cuda_modules(*arguments: str) -> None:
                              REFERENCE / "cuda" / f"{model.name}.vmfb")
 
 
+def build_verification_plans() -> None:
+    """The differential checks' harness modules and plans for cuda and vulkan, where iree-compile is."""
+    if toolchains.iree_compile() and SCONS.exists():
+        subprocess.run([str(SCONS), "-Q", "IREE_TARGETS=cuda,vulkan", "verify"], cwd=REPO,
+                       check=True)
+
+
 if __name__ == "__main__":
     # What tests/gpu runs on a GPU machine that carries only the runtime:
     #   PYTHONPATH=tests:site_scons ./setup.sh python tests/gpu/cuda_models.py   (here), then
     #   carry build/ there.
     build_cuda_modules("EXECUTABLE_CACHE=cuda")
     build_cuda_modules("EXECUTABLE_CACHE=0", "BUILD_DIR=build/plain")
+    build_verification_plans()
