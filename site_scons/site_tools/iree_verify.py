@@ -76,8 +76,9 @@ def _compile_both(env, harness: str, options: str, flag: str, iree_module: str,
             benchmarks.compile_benchmark(iree_compile, source, options, [], Path(work) / "iree.vmfb")
         except UserError as e:
             first = next((line for line in str(e).splitlines() if "error:" in line), str(e))
+            why = first.split("error:", 1)[-1].strip()      # its location is a deleted file
             return (f"IREE cannot compile {executable} for this target, so there is nothing to "
-                    f"compare the kernel with ({first.strip()[:200]})")
+                    f"compare the kernel with ({why[:200]})")
         benchmarks.compile_benchmark(iree_compile, source, options, [flag],
                                      Path(work) / "kernel.vmfb")
         for made, path in (("iree.vmfb", iree_module), ("kernel.vmfb", kernel_module)):
