@@ -44,6 +44,8 @@ SHORT_COMSTRS = {
     "IREE_DUMPLISTCOMSTR": "LIST     $TARGET",
     "IREE_BENCHCOMSTR": "BENCH    $TARGET",
     "IREE_BENCHREPORTCOMSTR": "REPORT   $TARGET",
+    "IREE_HOTSPOTBENCHCOMSTR": "HOTBENCH  $TARGET",
+    "IREE_HOTSPOTSCOMSTR": "HOTSPOTS  $TARGET",
 }
 
 
@@ -260,6 +262,9 @@ def _declare_module(env, project, model, target_name, build):
                                            IREE_RUN_DEVICE=target.run_device)
         env.AlwaysBuild(benchmark)
         env.Alias("microbenchmarks", benchmark)
+    if _wanted("hotspots"):
+        env.Alias("hotspots", env.IreeHotspots(here, sources_dump, options, record,
+                                               target.run_device))
     release = {"model": model.name, "target": target_name, "module": module[0],
                "record": record, "flag_files": [options[0], flag_file],
                "inputs": [env.File(f"#{p}") for p in (model.source, *(s.file for s in subs),
@@ -439,7 +444,7 @@ def _declare_check(env, model, target, module):
 
 def generate(env):
     for tool in ("iree_compile", "iree_substitutions", "iree_run", "ptx", "glsl", "elf_object",
-                 "iree_dump", "iree_bench", "iree_scaffold",
+                 "iree_dump", "iree_bench", "iree_hotspots", "iree_scaffold",
                  "iree_cache", "iree_release", "iree_program", "onnx_import"):
         env.Tool(tool)
     env.AddMethod(declare_project, "IreeKernelProject")
