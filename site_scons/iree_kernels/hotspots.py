@@ -105,14 +105,32 @@ def _workload(op) -> tuple[int, ...] | None:
 
 
 def _where(op) -> str:
-    parent = op.parent
-    while parent is not None:
-        if parent.name in _LOOPS:
+    """Whether ``op`` runs in a loop (scf, or a cycle of blocks) or in an initializer."""
+    op = op.operation
+    while op.parent is not None:
+        if op.parent.name in _LOOPS or _in_cycle(op.block):
             return "in a loop"
-        if parent.name == "util.initializer":
+        if op.parent.name == "util.initializer":
             return "in an initializer"
-        parent = parent.parent
+        op = op.parent
     return ""
+
+
+def _in_cycle(block) -> bool:
+    seen, todo = [], _successors(block)
+    while todo:
+        found = todo.pop()
+        if found == block:
+            return True
+        if not any(found == s for s in seen):
+            seen.append(found)
+            todo.extend(_successors(found))
+    return False
+
+
+def _successors(block) -> list:
+    operations = block.operations
+    return list(operations[len(operations) - 1].operation.successors) if len(operations) else []
 
 
 def benchmark_function(site: Site) -> str:
@@ -145,18 +163,27 @@ def merge_benchmarks(texts: list[str]) -> str:
     with ir.Context() as context:
         context.allow_unregistered_dialects = True
         merged = ir.Module.parse(texts[0])
-        symbols = {_symbol(op): str(op) for op in merged.body.operations if _symbol(op)}
-        for text in texts[1:]:
-            for op in list(ir.Module.parse(text).body.operations):
+        symbols = {_symbol(op): _definition(op) for op in merged.body.operations if _symbol(op)}
+        parsed = [ir.Module.parse(text) for text in texts[1:]]   # alive until merged is printed
+        for module in parsed:
+            for op in list(module.body.operations):
                 name = _symbol(op)
                 if name in symbols:
-                    if symbols[name] != str(op):
+                    if symbols[name] != _definition(op):
                         raise ValueError(f"two benchmark modules define @{name} differently")
                     continue
                 if name:
-                    symbols[name] = str(op)
+                    symbols[name] = _definition(op)
                 merged.body.append(op.detach_from_parent())
         return str(merged)
+
+
+def _definition(op) -> tuple:
+    """What a symbol op is, comparable across modules (printing an op may use attribute aliases)."""
+    operation = op.operation
+    if len(operation.regions):          # executables, functions: each module has its own
+        return (operation.name, id(operation))
+    return (operation.name, sorted((a, str(operation.attributes[a])) for a in operation.attributes))
 
 
 def _symbol(op) -> str:
