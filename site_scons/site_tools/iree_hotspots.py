@@ -9,7 +9,7 @@ Builders:
                          -> hotspots.txt (+ .json, .png): each benchmark timed on the
                          target's device, ranked; always runs (a measurement is not up to date)
 
-Variables: IREE_BENCHMARK_MODULE, IREE_BENCHMARKFLAGS (tool iree_bench),
+Variables: IREE_BENCHMARK_MODULE (tool iree_bench), IREE_HOTSPOTFLAGS (its flags here),
 IREE_RUN_DEVICE (the device to time on).
 """
 from __future__ import annotations
@@ -22,6 +22,7 @@ from pathlib import Path
 import SCons.Action
 import SCons.Builder
 import SCons.Script
+import SCons.Util
 
 import iree_kernels
 from iree_kernels import benchmarks, hotspots, runtime, toolchains
@@ -53,7 +54,7 @@ def write_hotspot_report(target, source, env):
     rows = [hotspots.Hotspot(**item) for item in json.loads(Path(str(source[0])).read_text())]
     record = json.loads(Path(str(source[1])).read_text())
     hotspots.mark_substituted(rows, record["substitutions"])
-    flags = env.Split(env.subst("$IREE_BENCHMARKFLAGS"))
+    flags = env.Split(env.subst("$IREE_HOTSPOTFLAGS"))
     report = hotspots.Report(record["model"], record["target"], env["IREE_RUN_DEVICE"], rows,
                              " ".join(flags))
     available = runtime.device_driver(report.device) in runtime.available_drivers(
@@ -88,14 +89,16 @@ def declare_hotspots(env, folder, program, options, record, device):
 
 
 def generate(env):
-    env.SetDefault(IREE_HOTSPOTBENCHCOMSTR="Compiling the benchmarks of $TARGET",
+    env.SetDefault(IREE_HOTSPOTFLAGS=SCons.Util.CLVar(
+                       "--benchmark_repetitions=1 --benchmark_min_time=0.02s --batch_size=4"),
+                   IREE_HOTSPOTBENCHCOMSTR="Compiling the benchmarks of $TARGET",
                    IREE_HOTSPOTSCOMSTR="Timing $TARGET")
     env["BUILDERS"]["IreeHotspotBenchmarks"] = SCons.Builder.Builder(
         action=SCons.Action.Action(compile_hotspot_benchmarks, "$IREE_HOTSPOTBENCHCOMSTR"),
         emitter=_benchmarks_emitter)
     env["BUILDERS"]["IreeHotspotReport"] = SCons.Builder.Builder(
         action=SCons.Action.Action(write_hotspot_report, "$IREE_HOTSPOTSCOMSTR",
-                                   varlist=["IREE_RUN_DEVICE", "IREE_BENCHMARKFLAGS"]),
+                                   varlist=["IREE_RUN_DEVICE", "IREE_HOTSPOTFLAGS"]),
         emitter=_report_emitter)
     env.AddMethod(declare_hotspots, "IreeHotspots")
 

@@ -71,6 +71,8 @@ def _variables(env) -> Variables:
                   "benchmarks", "sources")
     variables.Add("IREE_BENCHMARKFLAGS", "iree-benchmark-module flags of 'scons bench'",
                   "--benchmark_repetitions=5 --batch_size=100")
+    variables.Add("IREE_HOTSPOTFLAGS", "iree-benchmark-module flags of 'scons hotspots'",
+                  "--benchmark_repetitions=1 --benchmark_min_time=0.02s --batch_size=4")
     variables.Add("SCAFFOLD", "for 'scons scaffold': MODEL/TARGET/EXECUTABLE to write a kernel "
                   "skeleton for", "")
     variables.Add(EnumVariable("LANGUAGE", "for 'scons scaffold': the skeleton's language",
