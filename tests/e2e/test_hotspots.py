@@ -2,10 +2,13 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
-from conftest import DATA
+from conftest import DATA, REPO
 from iree_kernels import runtime, toolchains
 
 RUN_MODULE = toolchains.iree_tool("iree-run-module") or "iree-run-module"
@@ -70,6 +73,16 @@ def test_times_again_without_compiling_again_and_one_file_builds_one_report(net)
     again = net.scons("build/llvm-cpu/net/hotspots.txt", FAST)
     assert again.ran("HOTSPOTS") == ["build/llvm-cpu/net/hotspots.txt"]
     assert again.ran("HOTBENCH") == []
+    # Where there is no compiler: time the compiled modules again with the library alone.
+    before = net.read("build/llvm-cpu/net/hotspots.json")
+    timed = subprocess.run([sys.executable, "-m", "iree_kernels.hotspots",
+                            "build/llvm-cpu/net/hotspots.json", "--flags=--batch_size=2"],
+                           cwd=net.root, capture_output=True, text=True, timeout=600,
+                           env={**os.environ, "PYTHONPATH": str(REPO / "site_scons")})
+    assert timed.returncode == 0, timed.stdout + timed.stderr
+    after = json.loads(net.read("build/llvm-cpu/net/hotspots.json"))
+    assert after["flags"] == "--batch_size=2" and after != json.loads(before)
+    assert after["rows"][0]["executable"] == "main_dispatch_2" and "main_dispatch_2" in timed.stdout
     net.scons("-c")
     assert not (net.root / "build/llvm-cpu/net/hotspots").exists()
 
