@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+from contextlib import contextmanager
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -67,11 +68,8 @@ class Report:
 
 def dispatch_sites(text: str, source: str = "<program>") -> list[Site]:
     """Every dispatch site of the host program in ``text`` (an executable-sources dump)."""
-    from iree.compiler import ir
-
     sites: list[Site] = []
-    with ir.Context() as context:
-        context.allow_unregistered_dialects = True
+    with _mlir() as ir:
         try:
             module = ir.Module.parse(text)
         except ir.MLIRError as e:
@@ -88,6 +86,16 @@ def dispatch_sites(text: str, source: str = "<program>") -> list[Site]:
 
         module.operation.walk(visit)
     return sites
+
+
+@contextmanager
+def _mlir():
+    """The MLIR bindings' ``ir``, inside a context that reads any dialect."""
+    from iree.compiler import ir
+
+    with ir.Context() as context:
+        context.allow_unregistered_dialects = True
+        yield ir
 
 
 def _workload(op) -> tuple[int, ...] | None:
@@ -158,10 +166,7 @@ def count(sites: list[Site]) -> list[Hotspot]:
 
 def merge_benchmarks(texts: list[str]) -> str:
     """The dumped benchmark modules as one module (what they share, e.g. the device global, once)."""
-    from iree.compiler import ir
-
-    with ir.Context() as context:
-        context.allow_unregistered_dialects = True
+    with _mlir() as ir:
         merged = ir.Module.parse(texts[0])
         symbols = {_symbol(op): _definition(op) for op in merged.body.operations if _symbol(op)}
         parsed = [ir.Module.parse(text) for text in texts[1:]]   # alive until merged is printed
@@ -232,10 +237,7 @@ def compile_benchmarks(iree_compile: str, dumped: list[Path], options: str, fold
 
 def _functions(text: str) -> list[str]:
     """The benchmark functions of a dumped module: its public util.func ops."""
-    from iree.compiler import ir
-
-    with ir.Context() as context:
-        context.allow_unregistered_dialects = True
+    with _mlir() as ir:
         module = ir.Module.parse(text)
         return [_symbol(op) for op in module.body.operations
                 if op.operation.name == "util.func" and "iree.reflection" in op.operation.attributes]
