@@ -90,12 +90,30 @@ def compile_benchmark(iree_compile: str, source: Path, options: str, flags: list
 def time_per_dispatch(benchmark_module: str, module: Path, device: str,
                       flags: list[str]) -> float:
     """Median wall time of one dispatch, in microseconds."""
+    runs = _iterations(benchmark_module, module, device, flags)
+    return statistics.median(us for _, us in runs)
+
+
+def times_per_dispatch(benchmark_module: str, module: Path, device: str,
+                       flags: list[str]) -> dict[str, float]:
+    """Median wall time of one dispatch of each benchmark function in ``module``, in microseconds."""
+    by_function: dict[str, list[float]] = {}
+    for function, us in _iterations(benchmark_module, module, device, flags):
+        by_function.setdefault(function, []).append(us)
+    return {function: statistics.median(times) for function, times in by_function.items()}
+
+
+def _iterations(benchmark_module: str, module: Path, device: str,
+                flags: list[str]) -> list[tuple[str, float]]:
+    """(benchmark function, microseconds per dispatch) of every timed repetition."""
     argv = [benchmark_module, f"--module={module}", f"--device={device}",
             "--benchmark_format=json", *flags]
     output = toolchains.run(argv, str(module))
     runs = [b for b in json.loads(output)["benchmarks"] if b.get("run_type") == "iteration"]
     scale = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
-    return statistics.median(b["real_time"] * scale[b["time_unit"]] for b in runs)
+    # run_name: BM_<function>/process_time/real_time
+    return [(b["run_name"].removeprefix("BM_").rsplit("/process_time", 1)[0],
+             b["real_time"] * scale[b["time_unit"]]) for b in runs]
 
 
 def table(results: list[Result]) -> str:
@@ -103,7 +121,12 @@ def table(results: list[Result]) -> str:
     rows = [header] + [(r.model, r.target, r.executable, r.kernel, _us(r.plain_us),
                         _us(r.substituted_us),
                         f"{r.speedup:.2f}x" if r.speedup else r.note or "-") for r in results]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    return columns(rows)
+
+
+def columns(rows: list[tuple[str, ...]]) -> str:
+    """``rows`` (the first one a header) as left-aligned text columns, a rule under the header."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip()
              for row in rows]
     return "\n".join(lines[:1] + ["-" * len(lines[0])] + lines[1:]) + "\n"
@@ -124,11 +147,8 @@ def from_json(text: str) -> list[Result]:
 
 def plot(results: list[Result], path: Path) -> bool:
     """A bar chart of both timings per executable; False where matplotlib is missing."""
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+    plt = pyplot()
+    if plt is None:
         return False
     timed = [r for r in results if r.plain_us and r.substituted_us]
     figure, axes = plt.subplots(figsize=(max(4, 1.6 * len(timed) + 2), 3.5))
@@ -140,10 +160,26 @@ def plot(results: list[Result], path: Path) -> bool:
                     fontsize=7)
     axes.set_ylabel("microseconds per dispatch")
     axes.legend()
+    save_figure(figure, path)
+    return True
+
+
+def pyplot():
+    """matplotlib.pyplot drawing to files, or None where matplotlib is missing."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    return plt
+
+
+def save_figure(figure, path: Path) -> None:
+    """``figure`` as a PNG at ``path``, with no version of matplotlib in it; closes it."""
     figure.tight_layout()
     figure.savefig(path, dpi=120, metadata={"Software": None})
-    plt.close(figure)
-    return True
+    pyplot().close(figure)
 
 
 def retime(results: list[Result], benchmark_module: str, flags: list[str]) -> None:

@@ -47,6 +47,8 @@ SHORT_COMSTRS = {
     "IREE_HARNESSCOMSTR": "HARNESS  $TARGET",
     "IREE_HARNESSMODULESCOMSTR": "HARNESS  $TARGET",
     "IREE_VERIFYCOMSTR": "VERIFY   $TARGET",
+    "IREE_HOTSPOTBENCHCOMSTR": "HOTBENCH  $TARGET",
+    "IREE_HOTSPOTSCOMSTR": "HOTSPOTS  $TARGET",
 }
 
 
@@ -72,6 +74,8 @@ def _variables(env) -> Variables:
                   "benchmarks", "sources")
     variables.Add("IREE_BENCHMARKFLAGS", "iree-benchmark-module flags of 'scons bench'",
                   "--benchmark_repetitions=5 --batch_size=100")
+    variables.Add("IREE_HOTSPOTFLAGS", "iree-benchmark-module flags of 'scons hotspots'",
+                  "--benchmark_repetitions=1 --benchmark_min_time=0.02s --batch_size=4")
     variables.Add("SCAFFOLD", "for 'scons scaffold': MODEL/TARGET/EXECUTABLE to write a kernel "
                   "skeleton for", "")
     variables.Add(EnumVariable("LANGUAGE", "for 'scons scaffold': the skeleton's language",
@@ -263,6 +267,9 @@ def _declare_module(env, project, model, target_name, build):
                                            IREE_RUN_DEVICE=target.run_device)
         env.AlwaysBuild(benchmark)
         env.Alias("microbenchmarks", benchmark)
+    if _wanted("hotspots"):
+        env.Alias("hotspots", env.IreeHotspots(here, sources_dump, options, record,
+                                               target.run_device))
     release = {"model": model.name, "target": target_name, "module": module[0],
                "record": record, "flag_files": [options[0], flag_file],
                "inputs": [env.File(f"#{p}") for p in (model.source, *(s.file for s in subs),
@@ -481,7 +488,7 @@ def _declare_check(env, model, target, module):
 
 def generate(env):
     for tool in ("iree_compile", "iree_substitutions", "iree_run", "ptx", "glsl", "elf_object",
-                 "iree_dump", "iree_bench", "iree_scaffold",
+                 "iree_dump", "iree_bench", "iree_hotspots", "iree_scaffold",
                  "iree_cache", "iree_release", "iree_program", "onnx_import", "iree_verify"):
         env.Tool(tool)
     env.AddMethod(declare_project, "IreeKernelProject")

@@ -1,0 +1,105 @@
+"""SCons tool: the hotspot report of one model and target (library: iree_kernels.hotspots).
+
+Builders:
+  IreeHotspotBenchmarks  executables.mlir + options.flags + spec
+                         -> hotspots/benchmarks.json: every dispatch site counted, IREE's
+                         executable benchmarks dumped (from executables.mlir: the front
+                         end does not run again) and compiled beside it
+  IreeHotspotReport      benchmarks.json + substitutions.json
+                         -> hotspots.txt (+ .json, .png): each benchmark timed on the
+                         target's device, ranked; always runs (a measurement is not up to date)
+
+Variables: IREE_BENCHMARK_MODULE (tool iree_bench), IREE_HOTSPOTFLAGS (its flags here),
+IREE_RUN_DEVICE (the device to time on).
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+from pathlib import Path
+
+import SCons.Action
+import SCons.Builder
+import SCons.Script
+import SCons.Util
+
+import iree_kernels
+from iree_kernels import benchmarks, hotspots, runtime, toolchains
+from iree_kernels_scons import reporting_user_errors, write_atomically
+
+
+@reporting_user_errors
+def compile_hotspot_benchmarks(target, source, env):
+    program, options = str(source[0]), str(source[1])
+    rows = hotspots.count(hotspots.dispatch_sites(Path(program).read_text(), program))
+    folder = Path(target[0].abspath).parent
+    dumped = folder / "dumped"
+    benchmarks.dump_benchmarks(env.subst("$IREE_COMPILE"), program, [options], dumped)
+    compiled = folder / "compiled"
+    shutil.rmtree(compiled, ignore_errors=True)
+    compiled.mkdir()
+    jobs = int(SCons.Script.GetOption("num_jobs") or 1)
+    modules, failures = hotspots.compile_benchmarks(
+        env.subst("$IREE_COMPILE"), sorted(dumped.glob("*.mlir")), options, compiled, jobs)
+    hotspots.attach(rows, modules, failures)
+    write_atomically(target[0].abspath,
+                     json.dumps([dataclasses.asdict(r) for r in rows], indent=2) + "\n")
+
+
+@reporting_user_errors
+def write_hotspot_report(target, source, env):
+    rows = [hotspots.Hotspot(**item) for item in json.loads(Path(str(source[0])).read_text())]
+    record = json.loads(Path(str(source[1])).read_text())
+    hotspots.mark_substituted(rows, record["substitutions"])
+    flags = env.Split(env.subst("$IREE_HOTSPOTFLAGS"))
+    report = hotspots.Report(record["model"], record["target"], env["IREE_RUN_DEVICE"], rows,
+                             " ".join(flags))
+    available = runtime.device_driver(report.device) in runtime.available_drivers(
+        env.subst("$IREE_RUN_MODULE"))
+    hotspots.time(report, env.subst("$IREE_BENCHMARK_MODULE"), flags, available)
+    text = hotspots.write(report, Path(target[0].abspath))
+    print(text + f"(also {target[1]}, {target[2]})\n", end="")
+
+
+def _benchmarks_emitter(target, source, env):
+    env.Clean(target[0], target[0].dir)
+    env.NoCache(target[0])      # the compiled modules beside it are not targets
+    return target, source
+
+
+def _report_emitter(target, source, env):
+    text = target[0]
+    made = [text, text.target_from_source("", ".json"), text.target_from_source("", ".png")]
+    env.AlwaysBuild(made)
+    env.NoCache(made)           # a report says what this machine's device measured
+    return made, source
+
+
+def declare_hotspots(env, folder, program, options, record, device):
+    """``folder``/hotspots.txt (+ .json, .png) of one model and target; returns its nodes."""
+    spec = {"compiler": toolchains.version(env.subst("$IREE_COMPILE")),
+            "library": iree_kernels.fingerprint()}
+    compiled = env.IreeHotspotBenchmarks(folder.Dir("hotspots").File("benchmarks.json"),
+                                         [program, options, env.Value(json.dumps(spec))])
+    return env.IreeHotspotReport(folder.File("hotspots.txt"), [compiled, record],
+                                 IREE_RUN_DEVICE=device)
+
+
+def generate(env):
+    env.SetDefault(IREE_HOTSPOTFLAGS=SCons.Util.CLVar(
+                       "--benchmark_repetitions=1 --benchmark_min_time=0.02s --batch_size=4"),
+                   IREE_HOTSPOTBENCHCOMSTR="Compiling the benchmarks of $TARGET",
+                   IREE_HOTSPOTSCOMSTR="Timing $TARGET")
+    env["BUILDERS"]["IreeHotspotBenchmarks"] = SCons.Builder.Builder(
+        action=SCons.Action.Action(compile_hotspot_benchmarks, "$IREE_HOTSPOTBENCHCOMSTR"),
+        emitter=_benchmarks_emitter)
+    env["BUILDERS"]["IreeHotspotReport"] = SCons.Builder.Builder(
+        action=SCons.Action.Action(write_hotspot_report, "$IREE_HOTSPOTSCOMSTR",
+                                   varlist=["IREE_RUN_DEVICE", "IREE_HOTSPOTFLAGS"]),
+        emitter=_report_emitter)
+    env.AddMethod(declare_hotspots, "IreeHotspots")
+
+
+def exists(env):
+    return True

@@ -1,0 +1,131 @@
+"""The hotspot report's library: dispatch sites counted in a real program, ranking, shares, formats."""
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from conftest import DATA
+from iree_kernels import hotspots, toolchains
+from iree_kernels.hotspots import Hotspot, Report
+from iree_kernels.targets import TARGETS
+
+
+@pytest.fixture(scope="module")
+def program() -> str:
+    argv = [toolchains.iree_compile(), str(DATA / "hotspots.mlir"),
+            *TARGETS["llvm-cpu"].compile_flags, "--compile-to=executable-sources", "-o", "-"]
+    return subprocess.run(argv, capture_output=True, text=True, check=True, timeout=300).stdout
+
+
+def test_counts_each_dispatch_site_of_each_entry_point(program):
+    rows = {r.executable: r for r in hotspots.count(hotspots.dispatch_sites(program))}
+    assert {name: r.dispatches for name, r in rows.items()} == {
+        "main_dispatch_0": 2, "main_dispatch_2": 1, "main_dispatch_3": 1, "dynamic_dispatch_0": 1}
+    assert rows["main_dispatch_2"].export == "main_dispatch_2_matmul_192x192x192_f32"
+    assert rows["main_dispatch_3"].where == ["in a loop"]     # a loop of blocks, counted once
+    assert rows["main_dispatch_0"].where == []
+
+
+def test_names_the_benchmark_function_iree_dumps_for_static_workloads_only(program):
+    rows = {r.executable: r for r in hotspots.count(hotspots.dispatch_sites(program))}
+    assert rows["main_dispatch_0"].function == \
+        "main_dispatch_0_embedded_elf_x86_64_main_dispatch_0_elementwise_64_f32"
+    assert rows["dynamic_dispatch_0"].workload is None and rows["dynamic_dispatch_0"].function == ""
+    site = hotspots.Site("e", "v", "x", (4, 8))
+    assert hotspots.benchmark_function(site) == "e_v_x_4x8"
+
+
+def test_benchmark_names_match_what_iree_dumps(program, tmp_path):
+    path = tmp_path / "executables.mlir"
+    path.write_text(program)
+    flags = tmp_path / "options.flags"
+    flags.write_text("\n".join(TARGETS["llvm-cpu"].compile_flags))
+    dumped = tmp_path / "dumped"
+    subprocess.run([toolchains.iree_compile(), str(path), f"@{flags}",
+                    "--compile-from=executable-sources", "--compile-to=executable-configurations",
+                    f"--iree-hal-dump-executable-benchmarks-to={dumped}", "-o", "/dev/null"],
+                   check=True, timeout=300)
+    functions = {f for p in dumped.glob("*.mlir") for f in hotspots._functions(p.read_text())}
+    rows = hotspots.count(hotspots.dispatch_sites(program))
+    assert functions == {r.function for r in rows if r.function}
+    merged = hotspots.merge_benchmarks([p.read_text() for p in sorted(dumped.glob("*.mlir"))])
+    assert set(hotspots._functions(merged)) == functions
+    assert merged.count("util.global private @__device_0") == 1
+
+
+def test_merging_refuses_two_different_definitions_of_a_symbol():
+    one = "module {\n  util.global private @g = 1 : i32\n}\n"
+    other = "module {\n  util.global private @g = 2 : i32\n}\n"
+    assert "util.global" in hotspots.merge_benchmarks([one, one])
+    with pytest.raises(ValueError, match="@g"):
+        hotspots.merge_benchmarks([one, other])
+
+
+def rows() -> list[Hotspot]:
+    return [Hotspot("light", "light_x", 2, "f_light", us_per_dispatch=1.0, module="m"),
+            Hotspot("heavy", "heavy_x", 1, "f_heavy", us_per_dispatch=30.0, module="m",
+                    substituted_by="kernels/heavy.c"),
+            Hotspot("dyn", "dyn_x", 3, note="no benchmark: dynamic shapes"),
+            Hotspot("twice", "twice_x", 4, "f_twice", us_per_dispatch=2.0, module="m",
+                    where=["in a loop"])]
+
+
+def test_ranks_by_dispatches_times_time_and_puts_untimed_rows_last():
+    ranked = hotspots.ranked(rows())
+    assert [r.executable for r in ranked] == ["heavy", "twice", "light", "dyn"]
+    assert [r.total_us for r in ranked] == [30.0, 8.0, 2.0, None]
+    shares = hotspots.shares(ranked)
+    assert shares[:3] == pytest.approx([75.0, 20.0, 5.0]) and shares[3] is None
+
+
+def test_table_has_one_line_per_row_with_rank_share_substitution_and_note():
+    text = hotspots.table(Report("net", "llvm-cpu", "local-sync", rows()))
+    lines = text.splitlines()
+    assert lines[0] == ("net on llvm-cpu (local-sync): 10 dispatch sites, 4 entry points, "
+                        "3 timed, 40.00 us in all")
+    assert lines[2].split() == ["rank", "executable", "export", "dispatches", "us/dispatch",
+                                "total", "us", "share", "%", "substituted", "by", "note"]
+    assert lines[4].split() == ["1", "heavy", "heavy_x", "1", "30.00", "30.00", "75.0",
+                                "kernels/heavy.c", "-"]
+    assert lines[5].split()[:7] == ["2", "twice", "twice_x", "4", "2.00", "8.00", "20.0"]
+    assert lines[5].endswith("in a loop")
+    assert lines[7].split()[:5] == ["-", "dyn", "dyn_x", "3", "-"]
+    assert lines[7].endswith("no benchmark: dynamic shapes")
+
+
+def test_json_round_trips_and_carries_totals_and_shares():
+    report = Report("net", "cuda", "cuda", rows(), "--batch_size=10")
+    data = json.loads(hotspots.to_json(report))
+    assert [(r["executable"], r["total_us"], r["share"]) for r in data["rows"]][:2] == \
+        [("heavy", 30.0, 75.0), ("twice", 8.0, 20.0)]
+    again = hotspots.from_json(hotspots.to_json(report))
+    assert again.flags == "--batch_size=10" and again.device == "cuda"
+    assert sorted(r.executable for r in again.rows) == sorted(r.executable for r in rows())
+
+
+def test_attach_notes_rows_iree_dumped_no_benchmark_for_or_could_not_compile():
+    found = [Hotspot("a", "a_x", 1, "fa"), Hotspot("b", "b_x", 1, "fb"), Hotspot("c", "c_x", 1)]
+    hotspots.attach(found, {"fa": "build/all.vmfb"}, {"fb": "IREE cannot compile its benchmark: x"})
+    assert [(r.module, r.note) for r in found] == [
+        ("build/all.vmfb", ""), ("", "IREE cannot compile its benchmark: x"),
+        ("", "no benchmark: dynamic shapes")]
+
+
+def test_without_the_device_rows_keep_their_modules_and_say_so():
+    report = Report("net", "cuda", "cuda", rows())
+    hotspots.time(report, "iree-benchmark-module-that-is-not-run", [], available=False)
+    assert {r.note for r in report.rows if r.module} == {"no cuda device here"}
+    assert all(r.us_per_dispatch is not None for r in report.rows if r.module)  # as they were
+
+
+def test_marks_substituted_executables_with_their_kernel_file():
+    found = [Hotspot("a", "a_x", 1), Hotspot("b", "b_x", 1)]
+    hotspots.mark_substituted(found, [{"executable": "b", "file": "kernels/b.cu"}])
+    assert [r.substituted_by for r in found] == ["", "kernels/b.cu"]
+
+
+def test_first_error_line_of_a_tool_output():
+    output = "iree-compile failed:\nx.mlir:3:1: error: failed to distribute\nnote: more"
+    assert hotspots.first_error(output) == "failed to distribute"
