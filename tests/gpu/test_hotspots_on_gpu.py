@@ -62,7 +62,11 @@ def test_every_static_executable_is_timed_on_the_gpu_and_ranked(report):
     assert report["device"] == "cuda"
     static = [r for r in report["rows"] if r["function"]]
     assert len(static) == 3 and all(r["us_per_dispatch"] > 0 and r["note"] == "" for r in static)
-    assert report["rows"][0]["executable"] == "main_dispatch_2"          # the 192^3 matmul
+    # The 192^3 matmul takes longest per dispatch; on an H200 (22 us against 14 us) not
+    # longest in all: the executable dispatched twice is. The ranking is by total.
+    assert max(static, key=lambda r: r["us_per_dispatch"])["executable"] == "main_dispatch_2"
+    totals = [r["total_us"] for r in static]
+    assert totals == sorted(totals, reverse=True)
     assert rows["main_dispatch_0"]["dispatches"] == 2
     assert rows["main_dispatch_0"]["total_us"] == pytest.approx(
         2 * rows["main_dispatch_0"]["us_per_dispatch"])
