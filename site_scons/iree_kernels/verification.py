@@ -146,27 +146,46 @@ def compare(case: Case, tensors: list[Region], start: np.ndarray, iree: np.ndarr
     if iree.shape != kernel.shape:
         return f"the buffers differ in size: IREE {iree.size} bytes, kernel {kernel.size}"
     covered = np.zeros(case.size, dtype=bool)
-    for r in sorted(tensors, key=lambda r: r.access == "readonly"):
-        if covered[r.start:r.end].all():
-            continue
+    for r in tensors:
         covered[r.start:r.end] = True
+    stray = np.flatnonzero((iree != kernel) & ~covered)
+    compared = np.zeros(case.size, dtype=bool)
+    for r in sorted(tensors, key=lambda r: r.access == "readonly"):
+        if compared[r.start:r.end].all():
+            continue
+        compared[r.start:r.end] = True
         want, got = (b[r.start:r.end].view(r.dtype).reshape(r.shape) for b in (iree, kernel))
         written = r.access != "readonly"
         wrong = mismatch(got, want, tolerance if written and r.element != "bf16" else Tolerance(ulp=0))
         if wrong:
             what = "output" if written else "input (read-only)"
+            offset = r.start - case.bindings[r.binding][0]
             unwritten = _unwritten(start[r.start:r.end].view(r.dtype).reshape(r.shape), got, want)
+            elsewhere = _written_elsewhere(case, r.binding, stray, offset) if unwritten else ""
             return (f"binding {r.binding} ({what} {'x'.join(map(str, r.shape))}x{r.element} at "
-                    f"byte {r.start - case.bindings[r.binding][0]}): {wrong}{unwritten}")
-    stray = np.flatnonzero((iree != kernel) & ~covered)
+                    f"byte {offset}): {wrong}{unwritten}{elsewhere}")
     if stray.size:
         first = int(stray[0])
-        binding = next((i for i, (o, n) in enumerate(case.bindings) if o <= first < o + n), None)
+        binding = _binding_of(case, first)
         where = (f"binding {binding} byte {first - case.bindings[binding][0]}"
                  if binding is not None else f"byte {first} of the buffer, outside every binding")
         return (f"{stray.size} bytes outside the executable's tensors differ, first at {where}: "
                 "the kernel writes where IREE's executable does not")
     return None
+
+
+def _binding_of(case: Case, byte: int) -> int | None:
+    return next((i for i, (o, n) in enumerate(case.bindings) if o <= byte < o + n), None)
+
+
+def _written_elsewhere(case: Case, binding: int, stray: np.ndarray, offset: int) -> str:
+    """Where the kernel wrote in ``binding`` outside every tensor, said as a likely cause."""
+    start, length = case.bindings[binding]
+    inside = stray[(stray >= start) & (stray < start + length)] - start
+    if not inside.size:
+        return " (a launch grid that covers part of the output?)"
+    return (f"; instead it wrote {inside.size} bytes of binding {binding} outside every tensor, "
+            f"from byte {int(inside[0])} (does it ignore the byte offset {offset}?)")
 
 
 def _unwritten(start: np.ndarray, got: np.ndarray, want: np.ndarray) -> str:
@@ -175,7 +194,7 @@ def _unwritten(start: np.ndarray, got: np.ndarray, want: np.ndarray) -> str:
     if not left.any():
         return ""
     return (f"; {int(left.sum())} of {left.size} elements still hold their input value: "
-            "the kernel did not write them (a launch grid that covers part of the output?)")
+            "the kernel did not write them")
 
 
 SEED = 0
