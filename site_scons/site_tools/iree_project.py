@@ -325,7 +325,7 @@ def _declare_compiled_kernel(env, sub, resolved, here, build, missing: str):
     if compiles_to == ".o":
         return env.ElfObject(built, source)[0]
     if compiles_to == ".spv":
-        shader = env.Spirv(built, source)
+        shader = env.Spirv(built, source)[0]
         named = here.File(f"{_file_name(sub.key)}.spv")
         return env.IreeSpirvEntryPoint(named, [shader, resolved, env.Value(sub.key)])[0]
     return source
