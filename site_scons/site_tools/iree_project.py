@@ -21,7 +21,8 @@ import SCons.Script
 from SCons.Script import BoolVariable, EnumVariable, Variables
 
 import iree_kernels
-from iree_kernels import checks, runtime, toolchains
+from iree_kernels import checks, option_files, runtime, toolchains
+from iree_kernels.files import not_regular
 from iree_kernels.errors import UserError
 from iree_kernels.manifest import closest, load_project
 from iree_kernels.targets import REPRODUCIBLE_FLAGS, TARGETS, kernel_kind
@@ -196,6 +197,13 @@ def _check_options(env, project) -> None:
             origin = model.origin.error("", "options")
             OPTION_ORIGINS[flag_file] = {
                 f.lstrip("-").split("=", 1)[0]: f"{origin}options.{target}" for f in flags}
+            root = env.Dir("#").abspath
+            for path, _ in option_files.files_named(flags):
+                why = not_regular(Path(root, path))
+                if why:
+                    raise model.origin.error(f"options.{target}: {path} (relative to the "
+                                             f"repository root) {'does not exist' if why == 'not found' else 'is ' + why}",
+                        "options")
             for flag in flags:
                 name = toolchains.unknown_option(flag, known)
                 if name:
@@ -253,6 +261,7 @@ def _declare_module(env, project, model, target_name, build):
                     if "wrapper" in made or made["kernel"].get_suffix() == ".mlir"}
     module = env.IreeModuleFromProgram(vmfb, sources_dump, target_name, options, flag_file, subs,
                                        replacements, resolved)
+    _depend_on_option_files(env, model.options.get(target_name, ()), sources_dump, module)
     module[0].attributes.missing_tools = sorted(set(filter(None, missing.values())))
     if subs and _wanted("bench", "microbenchmarks"):
         benchmark = env.IreeMicrobenchmark(here.File("microbenchmarks.json"),
@@ -266,6 +275,17 @@ def _declare_module(env, project, model, target_name, build):
                                                           *(o for s in subs for o in s.objects))]
                          + made_nodes}
     return module, _declare_check(env, model, target, module), release
+
+
+def _depend_on_option_files(env, flags, front_end, module) -> None:
+    """Files the options' flags name (iree_kernels.option_files): front-end ones run the front
+    end again, codegen ones the module's compile and its codegen-cache step (the program's
+    assembly)."""
+    top = env.Dir("#")                  # Dir.File: the path is not substituted
+    for path, phase in option_files.files_named(flags):
+        node = env.fs.File(path) if Path(path).is_absolute() else top.File(path)
+        env.Depends(front_end if phase == option_files.FRONT_END
+                    else [module[0], module[0].sources[0]], node)
 
 
 def _declare_benchmark_report(env, build):
