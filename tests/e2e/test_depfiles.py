@@ -45,8 +45,12 @@ def test_cuda_header_reached_only_through_a_flag(project, compiler, flags):
     assert project.scons(*args).steps == []
     header = project.root / "third_party/inc/grid.cuh"
     header.write_text(header.read_text().replace("i < (n)", "i < (n) && true"))
-    rebuild = project.scons(*args)
+    rebuild = project.scons(*args, "--debug=explain")
     assert rebuild.ran("PTX") == ["kernels/uses.cu"]
+    # The header, and nothing else (a tool's version recorded by content read as changed).
+    assert "rebuilding `build/kernels/uses.ptx' because `third_party/inc/grid.cuh' changed" \
+        in rebuild.stdout
+    assert "is no longer a dependency" not in rebuild.stdout
     assert "build/cuda/other.vmfb" not in rebuild.ran("IREE")
     assert project.scons(*args).steps == []
 
