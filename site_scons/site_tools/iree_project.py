@@ -9,6 +9,7 @@ variables are listed by ``scons -h``.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -18,6 +19,7 @@ from pathlib import Path
 import SCons.Action
 import SCons.Errors
 import SCons.Script
+import SCons.Variables
 from SCons.Script import BoolVariable, EnumVariable, Variables
 
 import iree_kernels
@@ -50,14 +52,19 @@ SHORT_COMSTRS = {
 
 def _variables(env) -> Variables:
     variables = Variables(None, {})
+    variables.FormatVariableHelpText = functools.partial(_help_text, variables)
     variables.Add("IREE_TARGETS", "comma-separated targets to build (" + ", ".join(TARGETS) + ")",
                   ",".join(TARGETS))
     variables.Add("BUILD_DIR", "where everything built goes", "build")
     variables.Add("MANIFESTS", "glob of kernel manifests, relative to the repository root",
                   "kernels/**/*.toml")
-    variables.Add(BoolVariable("VERBOSE", "print full command lines", False))
+    # Boolean defaults as the words scons -h shows and the README uses ("no", not False).
+    variables.Add(BoolVariable("VERBOSE", "print full command lines", "no"))
     variables.Add(BoolVariable("PROGRESS", "show a spinner while SCons looks at nodes "
-                               "(default: when the output is a terminal)", sys.stdout.isatty()))
+                               "(default: when the output is a terminal)",
+                               "yes" if sys.stdout.isatty() else "no"))
+    variables.Add(BoolVariable("CHECK_STRICT", "make 'scons check' fail where it skips a check "
+                               "(no device, no expected outputs, no case for the target)", "no"))
     variables.Add(EnumVariable("CUDA_COMPILER", "compiler of .cu kernels", "nvcc",
                                allowed_values=("nvcc", "clang")))
     variables.Add("CUDA_ARCH", "GPU architecture .cu kernels are compiled and checked for",
@@ -105,6 +112,13 @@ def _variables(env) -> Variables:
     except ValueError:
         fail(f"LOCK_WAIT={env['LOCK_WAIT']}: expected a number of seconds")
     return variables
+
+
+def _help_text(variables, env, key, help, default, actual, aliases=None) -> str:
+    """SCons's text for one variable, a boolean's value written yes/no as the README does."""
+    if default in ("yes", "no"):          # SCons shows the converted value: True, False
+        actual = {"True": "yes", "False": "no"}.get(str(actual), actual)
+    return SCons.Variables.Variables.FormatVariableHelpText(variables, env, key, help, default, actual, aliases)
 
 
 def _matches_glob(path: str, pattern: str) -> bool:
@@ -370,10 +384,10 @@ def _missing_tool(env, built, source, program: str):
     return env.Command(built, source, _failing(f"{source}: {toolchains.missing_message(program)}"))[0]
 
 
-def _failing(message: str):
+def _failing(message: str, line: str = "MISSING  $TARGET"):
     def fail(target, source, env):
         raise SCons.Errors.BuildError(node=target[0], errstr=message, exitstatus=2)
-    return SCons.Action.Action(fail, "MISSING  $TARGET")
+    return SCons.Action.Action(fail, line)
 
 
 def _missing_program(env, sub) -> str:
@@ -424,6 +438,9 @@ def _wanted(*words) -> bool:
 
 
 def _skipped(env, name, message):
+    if env["CHECK_STRICT"] and _wanted("check"):
+        return env.AlwaysBuild(env.Alias(name, [], _failing(
+            f"{message} (CHECK_STRICT=yes)", "SKIPPED  $TARGET")))
     alias = env.Alias(name, [], SCons.Action.Action(lambda target, source, env: None, message))
     env.AlwaysBuild(alias)
     return alias
