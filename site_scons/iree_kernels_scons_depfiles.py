@@ -31,13 +31,14 @@ from __future__ import annotations
 
 import os
 
+import SCons.Action
 import SCons.Errors
 import SCons.Node
 import SCons.Scanner
 
 from iree_kernels import depfiles
 from iree_kernels.errors import UserError
-from iree_kernels.files import not_regular
+from iree_kernels.files import not_regular, write_atomically
 from iree_kernels_scons import include_scanner
 
 DEPFILE_SUFFIX = ".d"
@@ -54,6 +55,21 @@ def _store_after_rescan(node) -> None:
 
 
 SCons.Node.store_info_map[_STORE_AFTER_RESCAN] = _store_after_rescan
+
+
+def _canonical_depfile(target, source, env):
+    depfile = target[1].get_abspath()
+    with open(depfile, encoding="utf-8", errors="surrogateescape") as f:
+        text = f.read()
+    try:
+        written = depfiles.canonical(text, target[0].name, target[1].get_path())
+    except UserError as e:
+        raise SCons.Errors.BuildError(node=target[1], errstr=str(e), exitstatus=2) from None
+    write_atomically(depfile, written.encode("utf-8", errors="surrogateescape"))
+
+
+# The second action of a kernel builder: the depfile rewritten naming the kernel.
+CANONICAL_DEPFILE = SCons.Action.Action(_canonical_depfile, None)
 
 
 def depfile_emitter(target, source, env):

@@ -62,3 +62,16 @@ def dependencies(text: str, where: str) -> list[str]:
 
 def _drive_letter(word: str) -> bool:
     return len(word) > 2 and word[1] == ":" and word[2] in "\\/"
+
+
+def canonical(text: str, target: str, where: str) -> str:
+    """The depfile ``text`` written again naming ``target``, one dependency a line.
+
+    Compilers name the file they wrote, which the build writes aside under a
+    name holding its process id; rewritten, a depfile is the same for the
+    same compile, as every other output of the build is.
+    """
+    def word(path: str) -> str:
+        return path.replace("\\", "\\\\").replace(" ", "\\ ").replace("#", "\\#").replace("$", "$$")
+    return "".join([f"{word(target)}:", *(f" \\\n  {word(p)}" for p in dependencies(text, where)),
+                    "\n"])

@@ -24,7 +24,8 @@ import SCons.Util
 
 from iree_kernels import toolchains
 from iree_kernels_scons import program, whole_file_command
-from iree_kernels_scons_depfiles import NO_SOURCE_SCANNER, depfile_emitter, depfile_scanner
+from iree_kernels_scons_depfiles import (CANONICAL_DEPFILE, NO_SOURCE_SCANNER, depfile_emitter,
+                                          depfile_scanner)
 
 
 def generate(env):
@@ -42,7 +43,7 @@ def generate(env):
         ELFCOMSTR="",
     )
     env["BUILDERS"]["ElfObject"] = SCons.Builder.Builder(
-        action=whole_file_command("ELFCOM", "$ELFCOMSTR"), suffix=".o", src_suffix=".c",
+        action=[whole_file_command("ELFCOM", "$ELFCOMSTR"), CANONICAL_DEPFILE], suffix=".o", src_suffix=".c",
         source_scanner=NO_SOURCE_SCANNER,
         target_scanner=depfile_scanner("ElfCScanner", [".c", ".h"], "ELF_CPPPATH"),
         emitter=depfile_emitter)

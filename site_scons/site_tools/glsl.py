@@ -24,7 +24,8 @@ import SCons.Util
 
 from iree_kernels import toolchains
 from iree_kernels_scons import program, whole_file_command
-from iree_kernels_scons_depfiles import NO_SOURCE_SCANNER, depfile_emitter, depfile_scanner
+from iree_kernels_scons_depfiles import (CANONICAL_DEPFILE, NO_SOURCE_SCANNER, depfile_emitter,
+                                          depfile_scanner)
 
 
 def generate(env):
@@ -49,7 +50,7 @@ def generate(env):
         SPIRVCOMSTR="",
     )
     env["BUILDERS"]["Spirv"] = SCons.Builder.Builder(
-        action=whole_file_command("SPIRVCOM", "$SPIRVCOMSTR"), suffix=".spv",
+        action=[whole_file_command("SPIRVCOM", "$SPIRVCOMSTR"), CANONICAL_DEPFILE], suffix=".spv",
         src_suffix=[".glsl", ".comp"], source_scanner=NO_SOURCE_SCANNER,
         target_scanner=depfile_scanner("GlslScanner", [".glsl", ".comp"], "GLSL_CPPPATH"),
         emitter=depfile_emitter)

@@ -27,7 +27,8 @@ import SCons.Util
 import iree_kernels
 from iree_kernels import toolchains
 from iree_kernels_scons import file_argument, program, whole_file_command
-from iree_kernels_scons_depfiles import NO_SOURCE_SCANNER, depfile_emitter, depfile_scanner
+from iree_kernels_scons_depfiles import (CANONICAL_DEPFILE, NO_SOURCE_SCANNER, depfile_emitter,
+                                          depfile_scanner)
 
 CLANG_PRELUDE = Path(iree_kernels.__file__).parent / "data" / "clang_cuda_prelude.h"
 
@@ -55,7 +56,8 @@ def generate(env):
         PTXCOMSTR="",
     )
     env["BUILDERS"]["Ptx"] = SCons.Builder.Builder(
-        action=whole_file_command("PTXCOM", "$PTXCOMSTR"), suffix=".ptx", src_suffix=".cu",
+        action=[whole_file_command("PTXCOM", "$PTXCOMSTR"), CANONICAL_DEPFILE],
+        suffix=".ptx", src_suffix=".cu",
         source_scanner=NO_SOURCE_SCANNER,
         target_scanner=depfile_scanner("CudaScanner", [".cu", ".cuh"], "CUDA_CPPPATH"),
         emitter=[_prelude_emitter, depfile_emitter])

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from iree_kernels.depfiles import dependencies
+from iree_kernels.depfiles import canonical, dependencies
 from iree_kernels.errors import UserError
 
 
@@ -28,3 +28,10 @@ def test_empty_file_has_no_dependencies_and_garbage_is_refused():
     assert dependencies("", "e.d") == []
     with pytest.raises(UserError, match="x.d: not a dependency file"):
         dependencies("just some words\n", "x.d")
+
+
+def test_canonical_form_names_the_kernel_and_reads_back_the_same():
+    text = "build/.tmp-4242-k.ptx : kernels/k.cu \\\n    sp\\ ace/h.h\n"
+    written = canonical(text, "k.ptx", "k.d")
+    assert written == "k.ptx: \\\n  kernels/k.cu \\\n  sp\\ ace/h.h\n"
+    assert dependencies(written, "k.d") == ["kernels/k.cu", "sp ace/h.h"]
