@@ -15,6 +15,7 @@ import unicodedata
 
 import SCons.Action
 import SCons.Errors
+import SCons.Node.Python
 import SCons.Script
 import SCons.Scanner
 import SCons.Subst
@@ -339,3 +340,26 @@ def lock_build_folder(folder: str, wait: float) -> None:
                      f"{wait:g} s (LOCK_WAIT); run again when it has finished")
             time.sleep(0.1)
     _held_locks.append(fd)
+
+
+class _RecordedByName(SCons.Node.Python.Value):
+    """A Value that SCons's records (.sconsign) name by its name, not by its content."""
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def named_value(value, name: str):
+    """A Value node for ``value`` (asked for its text only when a signature needs it), named ``name``.
+
+    SCons records a Value dependency by ``str(node)`` and ``--debug=explain``
+    turns that string back into a node through ``ValueWithMemo``: a Value
+    whose ``str()`` is its content (a tool's version) came back as another
+    node, and every rebuild was explained with that dependency removed and
+    added. Recorded by name and found again under it, it compares equal.
+    """
+    key = hash((name, None))
+    node = SCons.Node.Python._memo_lookup_map.get(key)
+    if node is None:
+        node = SCons.Node.Python._memo_lookup_map[key] = _RecordedByName(value, name=name)
+    return node

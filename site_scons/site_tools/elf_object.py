@@ -12,7 +12,8 @@ Variables:
   ELF_TARGET      target triple, default x86_64-unknown-unknown-eabi-elf
   ELF_CFLAGS      default -std=c17 -O2 -ffreestanding -fvisibility=hidden -fno-plt
                   -fdata-sections -ffunction-sections
-  ELF_CPPPATH     include directories; #include dependencies are scanned
+  ELF_CPPPATH     include directories (dependencies come from clang's depfile,
+                  kernel.o.d, however includes are found)
   ELF_CPPDEFINES  preprocessor definitions
   ELFCOM, ELFCOMSTR   the command line and its short form
 """
@@ -22,7 +23,9 @@ import SCons.Builder
 import SCons.Util
 
 from iree_kernels import toolchains
-from iree_kernels_scons import include_scanner, program, whole_file_command
+from iree_kernels_scons import program, whole_file_command
+from iree_kernels_scons_depfiles import (CANONICAL_DEPFILE, NO_SOURCE_SCANNER, depfile_emitter,
+                                          depfile_scanner)
 
 
 def generate(env):
@@ -36,13 +39,14 @@ def generate(env):
         _ELF_INCFLAGS='${_concat("-I", ELF_CPPPATH, "", __env__, RDirs, TARGET, SOURCE)}',
         _ELF_DEFFLAGS='${_defines("-D", ELF_CPPDEFINES, "", __env__, TARGET, SOURCE)}',
         ELFCOM="$( $ELF_CC $) -target $ELF_TARGET $ELF_CFLAGS $_ELF_INCFLAGS $_ELF_DEFFLAGS "
-               "-c $SOURCE -o $TARGET",
+               "$( -MMD -MF ${TARGETS[1]} $) -c $SOURCE -o $TARGET",
         ELFCOMSTR="",
     )
-    scanner = include_scanner("ElfCScanner", [".c", ".h"], "ELF_CPPPATH")
     env["BUILDERS"]["ElfObject"] = SCons.Builder.Builder(
-        action=whole_file_command("ELFCOM", "$ELFCOMSTR"),
-        suffix=".o", src_suffix=".c", source_scanner=scanner)
+        action=[whole_file_command("ELFCOM", "$ELFCOMSTR"), CANONICAL_DEPFILE], suffix=".o", src_suffix=".c",
+        source_scanner=NO_SOURCE_SCANNER,
+        target_scanner=depfile_scanner("ElfCScanner", [".c", ".h"], "ELF_CPPPATH"),
+        emitter=depfile_emitter)
 
 
 def exists(env):

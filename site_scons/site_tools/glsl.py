@@ -6,8 +6,9 @@ Builder:
 Variables:
   GLSL_COMPILER     glslang (glslangValidator, default) or glslc
   GLSL_TARGET_ENV   Vulkan version the SPIR-V is for, default vulkan1.0
-  GLSL_CPPPATH      include directories; #include dependencies are scanned
-                    (shaders need #extension GL_GOOGLE_include_directive : require)
+  GLSL_CPPPATH      include directories (shaders need #extension
+                    GL_GOOGLE_include_directive : require); dependencies come from
+                    the compiler's depfile, shader.spv.d, however includes are found
   GLSL_CPPDEFINES   preprocessor definitions
   GLSLANG, GLSLANGFLAGS, GLSLC, GLSLCFLAGS   the programs and extra flags
   SPIRVCOM, SPIRVCOMSTR   the command line and its short form
@@ -22,7 +23,9 @@ import SCons.Builder
 import SCons.Util
 
 from iree_kernels import toolchains
-from iree_kernels_scons import include_scanner, program, whole_file_command
+from iree_kernels_scons import program, whole_file_command
+from iree_kernels_scons_depfiles import (CANONICAL_DEPFILE, NO_SOURCE_SCANNER, depfile_emitter,
+                                          depfile_scanner)
 
 
 def generate(env):
@@ -38,16 +41,19 @@ def generate(env):
         _GLSL_INCFLAGS='${_concat("-I", GLSL_CPPPATH, "", __env__, RDirs, TARGET, SOURCE)}',
         _GLSL_DEFFLAGS='${_defines("-D", GLSL_CPPDEFINES, "", __env__, TARGET, SOURCE)}',
         SPIRV_GLSLANGCOM="$( $GLSLANG $) -V --quiet --target-env $GLSL_TARGET_ENV -S comp "
-                         "$GLSLANGFLAGS $_GLSL_INCFLAGS $_GLSL_DEFFLAGS $SOURCE -o $TARGET",
+                         "$GLSLANGFLAGS $_GLSL_INCFLAGS $_GLSL_DEFFLAGS $( --depfile ${TARGETS[1]} $) "
+                         "$SOURCE -o $TARGET",
         SPIRV_GLSLCCOM="$( $GLSLC $) -fshader-stage=compute --target-env=$GLSL_TARGET_ENV "
-                       "$GLSLCFLAGS $_GLSL_INCFLAGS $_GLSL_DEFFLAGS $SOURCE -o $TARGET",
+                       "$GLSLCFLAGS $_GLSL_INCFLAGS $_GLSL_DEFFLAGS $( -MD -MF ${TARGETS[1]} $) "
+                       "$SOURCE -o $TARGET",
         SPIRVCOM="${SPIRV_GLSLCCOM if GLSL_COMPILER == 'glslc' else SPIRV_GLSLANGCOM}",
         SPIRVCOMSTR="",
     )
-    scanner = include_scanner("GlslScanner", [".glsl", ".comp"], "GLSL_CPPPATH")
     env["BUILDERS"]["Spirv"] = SCons.Builder.Builder(
-        action=whole_file_command("SPIRVCOM", "$SPIRVCOMSTR"),
-        suffix=".spv", src_suffix=[".glsl", ".comp"], source_scanner=scanner)
+        action=[whole_file_command("SPIRVCOM", "$SPIRVCOMSTR"), CANONICAL_DEPFILE], suffix=".spv",
+        src_suffix=[".glsl", ".comp"], source_scanner=NO_SOURCE_SCANNER,
+        target_scanner=depfile_scanner("GlslScanner", [".glsl", ".comp"], "GLSL_CPPPATH"),
+        emitter=depfile_emitter)
 
 
 def exists(env):

@@ -250,10 +250,10 @@ def generate(env):
         ("CACHE_DIR", "build cache folder shared between checkouts (environment: "
          "IREE_KERNELS_CACHE_DIR); empty: no cache", os.environ.get("IREE_KERNELS_CACHE_DIR", "")),
         BoolVariable("CACHE_READONLY", "take files from the cache but never write to it",
-                     False),
+                     "no"),
         BoolVariable("CACHE_REQUIRE_SIGNED", "fail unless the cache signing key is configured "
                      f"({integrity.KEY_FILE_VARIABLE} or {integrity.KEY_VARIABLE}); with a key, "
-                     "entries not signed with it are never taken", False),
+                     "entries not signed with it are never taken", "no"),
     ])
     env.AddMethod(use_cache, "IreeCacheDir")
 

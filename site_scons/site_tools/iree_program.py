@@ -59,7 +59,7 @@ import SCons.Script
 import SCons.Util
 
 import iree_kernels
-from iree_kernels import codegen_cache, executables, selection, toolchains
+from iree_kernels import codegen_cache, executables, option_files, selection, toolchains
 from iree_kernels.errors import UserError
 from iree_kernels.program import Program
 from iree_kernels_scons import fail, reporting_user_errors, shared_cache, write_atomically
@@ -174,7 +174,9 @@ def _stand_in_cached_executables(target, assembled: Program, options, spec: dict
     shared = env["IREE_CODEGEN_SHARED"]
     plan = codegen_cache.plan(assembled.executables(), spec["target"],
                               Path(env["IREE_CODEGEN_FOLDER"]), spec["compiler"],
-                              options.get_text_contents().splitlines() + spec["flags"],
+                              options.get_text_contents().splitlines() + spec["flags"]
+                              + option_files.codegen_key(options.get_text_contents().splitlines(),
+                                                         env.Dir("#").abspath),
                               spec["objects"], shared and Path(shared))
     for damage in plan.damaged:
         if damage not in _warned:     # a read-only entry is met again by every module having it

@@ -9,6 +9,7 @@ variables are listed by ``scons -h``.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -18,10 +19,12 @@ from pathlib import Path
 import SCons.Action
 import SCons.Errors
 import SCons.Script
+import SCons.Variables
 from SCons.Script import BoolVariable, EnumVariable, Variables
 
 import iree_kernels
-from iree_kernels import checks, runtime, toolchains
+from iree_kernels import checks, option_files, runtime, toolchains
+from iree_kernels.files import not_regular
 from iree_kernels.errors import UserError
 from iree_kernels.manifest import closest, load_project
 from iree_kernels.targets import REPRODUCIBLE_FLAGS, TARGETS, kernel_kind
@@ -54,14 +57,19 @@ SHORT_COMSTRS = {
 
 def _variables(env) -> Variables:
     variables = Variables(None, {})
+    variables.FormatVariableHelpText = functools.partial(_help_text, variables)
     variables.Add("IREE_TARGETS", "comma-separated targets to build (" + ", ".join(TARGETS) + ")",
                   ",".join(TARGETS))
     variables.Add("BUILD_DIR", "where everything built goes", "build")
     variables.Add("MANIFESTS", "glob of kernel manifests, relative to the repository root",
                   "kernels/**/*.toml")
-    variables.Add(BoolVariable("VERBOSE", "print full command lines", False))
+    # Boolean defaults as the words scons -h shows and the README uses ("no", not False).
+    variables.Add(BoolVariable("VERBOSE", "print full command lines", "no"))
     variables.Add(BoolVariable("PROGRESS", "show a spinner while SCons looks at nodes "
-                               "(default: when the output is a terminal)", sys.stdout.isatty()))
+                               "(default: when the output is a terminal)",
+                               "yes" if sys.stdout.isatty() else "no"))
+    variables.Add(BoolVariable("CHECK_STRICT", "make 'scons check' fail where it skips a check "
+                               "(no device, no expected outputs, no case for the target)", "no"))
     variables.Add(EnumVariable("CUDA_COMPILER", "compiler of .cu kernels", "nvcc",
                                allowed_values=("nvcc", "clang")))
     variables.Add("CUDA_ARCH", "GPU architecture .cu kernels are compiled and checked for",
@@ -111,6 +119,13 @@ def _variables(env) -> Variables:
     except ValueError:
         fail(f"LOCK_WAIT={env['LOCK_WAIT']}: expected a number of seconds")
     return variables
+
+
+def _help_text(variables, env, key, help, default, actual, aliases=None) -> str:
+    """SCons's text for one variable, a boolean's value written yes/no as the README does."""
+    if default in ("yes", "no"):          # SCons shows the converted value: True, False
+        actual = {"True": "yes", "False": "no"}.get(str(actual), actual)
+    return SCons.Variables.Variables.FormatVariableHelpText(variables, env, key, help, default, actual, aliases)
 
 
 def _matches_glob(path: str, pattern: str) -> bool:
@@ -203,6 +218,13 @@ def _check_options(env, project) -> None:
             origin = model.origin.error("", "options")
             OPTION_ORIGINS[flag_file] = {
                 f.lstrip("-").split("=", 1)[0]: f"{origin}options.{target}" for f in flags}
+            root = env.Dir("#").abspath
+            for path, _ in option_files.files_named(flags):
+                why = not_regular(Path(root, path))
+                if why:
+                    raise model.origin.error(f"options.{target}: {path} (relative to the "
+                                             f"repository root) {'does not exist' if why == 'not found' else 'is ' + why}",
+                        "options")
             for flag in flags:
                 name = toolchains.unknown_option(flag, known)
                 if name:
@@ -260,6 +282,7 @@ def _declare_module(env, project, model, target_name, build):
                     if "wrapper" in made or made["kernel"].get_suffix() == ".mlir"}
     module = env.IreeModuleFromProgram(vmfb, sources_dump, target_name, options, flag_file, subs,
                                        replacements, resolved)
+    _depend_on_option_files(env, model.options.get(target_name, ()), sources_dump, module)
     module[0].attributes.missing_tools = sorted(set(filter(None, missing.values())))
     if subs and _wanted("bench", "microbenchmarks"):
         benchmark = env.IreeMicrobenchmark(here.File("microbenchmarks.json"),
@@ -280,6 +303,17 @@ def _declare_module(env, project, model, target_name, build):
         checks += _declare_verification(env, model, target, subs, kernels, here,
                                         [sources_dump, options, record], resolved)
     return module, checks, release
+
+
+def _depend_on_option_files(env, flags, front_end, module) -> None:
+    """Files the options' flags name (iree_kernels.option_files): front-end ones run the front
+    end again, codegen ones the module's compile and its codegen-cache step (the program's
+    assembly)."""
+    top = env.Dir("#")                  # Dir.File: the path is not substituted
+    for path, phase in option_files.files_named(flags):
+        node = env.fs.File(path) if Path(path).is_absolute() else top.File(path)
+        env.Depends(front_end if phase == option_files.FRONT_END
+                    else [module[0], module[0].sources[0]], node)
 
 
 def _declare_benchmark_report(env, build):
@@ -339,7 +373,7 @@ def _declare_compiled_kernel(env, sub, resolved, here, build, missing: str):
     if compiles_to == ".o":
         return env.ElfObject(built, source)[0]
     if compiles_to == ".spv":
-        shader = env.Spirv(built, source)
+        shader = env.Spirv(built, source)[0]
         named = here.File(f"{_file_name(sub.key)}.spv")
         return env.IreeSpirvEntryPoint(named, [shader, resolved, env.Value(sub.key)])[0]
     return source
@@ -364,10 +398,10 @@ def _missing_tool(env, built, source, program: str):
     return env.Command(built, source, _failing(f"{source}: {toolchains.missing_message(program)}"))[0]
 
 
-def _failing(message: str):
+def _failing(message: str, line: str = "MISSING  $TARGET"):
     def fail(target, source, env):
         raise SCons.Errors.BuildError(node=target[0], errstr=message, exitstatus=2)
-    return SCons.Action.Action(fail, "MISSING  $TARGET")
+    return SCons.Action.Action(fail, line)
 
 
 def _missing_program(env, sub) -> str:
@@ -418,6 +452,9 @@ def _wanted(*words) -> bool:
 
 
 def _skipped(env, name, message):
+    if env["CHECK_STRICT"] and _wanted("check"):
+        return env.AlwaysBuild(env.Alias(name, [], _failing(
+            f"{message} (CHECK_STRICT=yes)", "SKIPPED  $TARGET")))
     alias = env.Alias(name, [], SCons.Action.Action(lambda target, source, env: None, message))
     env.AlwaysBuild(alias)
     return alias

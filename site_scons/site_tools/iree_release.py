@@ -37,7 +37,7 @@ import SCons.Subst
 
 from iree_kernels import release, toolchains
 from iree_kernels.errors import UserError
-from iree_kernels_scons import fail, reporting_user_errors, write_atomically
+from iree_kernels_scons import fail, named_value, reporting_user_errors, write_atomically
 
 
 @dataclass(frozen=True)
@@ -116,7 +116,7 @@ def _depend_on_tool_versions(env, module, versions: dict) -> dict:
         program = _program(node)
         if program:
             if program not in versions:
-                versions[program] = env.Value(ToolVersion(program), name=f"{program} --version")
+                versions[program] = named_value(ToolVersion(program), f"{program} --version")
             env.Depends(node, versions[program])
             used[os.path.basename(program)] = versions[program]
         pending.extend(node.sources)

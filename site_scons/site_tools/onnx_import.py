@@ -45,7 +45,7 @@ import SCons.Util
 
 from iree_kernels.manifest import DEFAULT_OPSET
 from iree_kernels.onnx_import import failure_reason, importer_versions
-from iree_kernels_scons import WholeFileCommand, program
+from iree_kernels_scons import WholeFileCommand, named_value, program
 
 SHORT_COMSTR = "IMPORT   $TARGET"
 
@@ -94,7 +94,7 @@ class _CapturingSpawn:
 
 
 def _emit_versions(target, source, env):
-    env.Depends(target, env.Value(importer_versions(), name="ONNX importer versions"))
+    env.Depends(target, named_value(importer_versions(), "ONNX importer versions"))
     return target, source
 
 

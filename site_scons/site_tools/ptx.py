@@ -7,7 +7,8 @@ Variables:
   CUDA_COMPILER     nvcc (default) or clang
   CUDA_ARCH         GPU architecture, default sm_80 (IREE 3.13 targets sm_80;
                     its PTX is JIT-compiled on newer GPUs)
-  CUDA_CPPPATH      include directories; #include dependencies are scanned
+  CUDA_CPPPATH      include directories (dependencies come from the compiler's
+                    depfile, kernel.ptx.d, however includes are found)
   CUDA_CPPDEFINES   preprocessor definitions
   NVCC, NVCCFLAGS   the nvcc program and extra flags
   CLANG_CUDA, CLANG_CUDAFLAGS   the clang program and extra flags
@@ -25,7 +26,9 @@ import SCons.Util
 
 import iree_kernels
 from iree_kernels import toolchains
-from iree_kernels_scons import file_argument, include_scanner, program, whole_file_command
+from iree_kernels_scons import file_argument, program, whole_file_command
+from iree_kernels_scons_depfiles import (CANONICAL_DEPFILE, NO_SOURCE_SCANNER, depfile_emitter,
+                                          depfile_scanner)
 
 CLANG_PRELUDE = Path(iree_kernels.__file__).parent / "data" / "clang_cuda_prelude.h"
 
@@ -43,18 +46,21 @@ def generate(env):
         _CUDA_INCFLAGS='${_concat("-I", CUDA_CPPPATH, "", __env__, RDirs, TARGET, SOURCE)}',
         _CUDA_DEFFLAGS='${_defines("-D", CUDA_CPPDEFINES, "", __env__, TARGET, SOURCE)}',
         PTX_NVCCCOM="$( $NVCC $) -ptx -arch=$CUDA_ARCH $NVCCFLAGS $_CUDA_INCFLAGS $_CUDA_DEFFLAGS "
-                    "$SOURCE -o $TARGET",
+                    "$_PTX_DEPFLAGS $SOURCE -o $TARGET",
         PTX_CLANGCOM="$( $CLANG_CUDA $) -x cuda --cuda-device-only -S --cuda-gpu-arch=$CUDA_ARCH "
                      "-nocudainc -nocudalib -Wno-unknown-cuda-version "
                      "$( -include $CLANG_CUDA_PRELUDE $) $CLANG_CUDAFLAGS $_CUDA_INCFLAGS "
-                     "$_CUDA_DEFFLAGS $SOURCE -o $TARGET",
+                     "$_CUDA_DEFFLAGS $_PTX_DEPFLAGS $SOURCE -o $TARGET",
+        _PTX_DEPFLAGS="$( -MMD -MF ${TARGETS[1]} $)",
         PTXCOM="${PTX_CLANGCOM if CUDA_COMPILER == 'clang' else PTX_NVCCCOM}",
         PTXCOMSTR="",
     )
-    scanner = include_scanner("CudaScanner", [".cu", ".cuh"], "CUDA_CPPPATH")
     env["BUILDERS"]["Ptx"] = SCons.Builder.Builder(
-        action=whole_file_command("PTXCOM", "$PTXCOMSTR"),
-        suffix=".ptx", src_suffix=".cu", source_scanner=scanner, emitter=_prelude_emitter)
+        action=[whole_file_command("PTXCOM", "$PTXCOMSTR"), CANONICAL_DEPFILE],
+        suffix=".ptx", src_suffix=".cu",
+        source_scanner=NO_SOURCE_SCANNER,
+        target_scanner=depfile_scanner("CudaScanner", [".cu", ".cuh"], "CUDA_CPPPATH"),
+        emitter=[_prelude_emitter, depfile_emitter])
 
 
 def _prelude_emitter(target, source, env):
