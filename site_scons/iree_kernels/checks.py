@@ -119,6 +119,20 @@ def load_cases(path: str, target: str | None = None, root: str | Path | None = N
     return cases
 
 
+def input_shapes(case: Case, root: str | Path = ".") -> list[tuple[int, ...]]:
+    """The shape of each of ``case``'s inputs (a ``@file.npy`` is read for its header only)."""
+    shapes = []
+    for value in case.inputs:
+        try:
+            if value.startswith("@"):
+                shapes.append(tuple(np.load(Path(root) / value[1:], mmap_mode="r").shape))
+            else:
+                shapes.append(tuple(parse_value(value).shape))
+        except (OSError, ValueError) as e:
+            raise UserError(f"input '{value[:60]}': {e}", entry=case.entry) from None
+    return shapes
+
+
 def referenced_files(cases: list[Case]) -> list[str]:
     """Files the cases read through iree-run-module's ``@path`` syntax."""
     values = [v for case in cases for v in (*case.inputs, *case.outputs)]

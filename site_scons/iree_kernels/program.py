@@ -106,6 +106,37 @@ class Program:
                 code.erase()
         return _print(op)
 
+    def specialize(self, function: str, shapes: list[tuple[int, ...]]) -> None:
+        """Fold the shapes of ``function``'s inputs (one per argument) into the program.
+
+        Each ``hal.buffer_view.dim`` of an argument becomes a constant and the
+        host code is canonicalized, so dispatch sites that only the inputs'
+        shapes left dynamic get constant workloads, push constants and sizes.
+        The executables are left as they are.
+        """
+        from iree.compiler import passmanager
+        from iree.compiler.dialects import arith
+
+        ir = self._ir
+        found = [op for op in _top_level(self._module)
+                 if op.name == "util.func" and _name(op) == function]
+        if not found:
+            raise UserError(f"has no function @{function} to specialize", file=self.source)
+        with self._context, ir.Location.unknown():
+            for op in _ops_within(found[0], "hal.buffer_view.dim"):
+                argument = ir.BlockArgument(op.operands[0]).arg_number
+                dim = ir.IntegerAttr(op.attributes["index"]).value
+                if argument >= len(shapes) or dim >= len(shapes[argument]):
+                    raise UserError(f"@{function} reads dimension {dim} of input {argument}; "
+                                    f"the inputs given have shapes {shapes}", file=self.source)
+                with ir.InsertionPoint(op):
+                    constant = arith.ConstantOp(ir.IndexType.get(), shapes[argument][dim])
+                op.results[0].replace_all_uses_with(constant.result)
+                op.erase()
+            passmanager.PassManager.parse(
+                "builtin.module(util.func(canonicalize, cse), canonicalize)").run(
+                    self._module.operation)
+
     def text(self) -> str:
         """The program as iree-compile prints it, attributes inline."""
         return _print(self._module.operation)
@@ -185,3 +216,14 @@ def _link(ir, executable, linked: EmbeddedObject, context, source: str) -> None:
 def _ops_named(op, name: str) -> list:
     return [inner.operation for region in op.regions for block in region.blocks
             for inner in block.operations if inner.operation.name == name]
+
+
+def _ops_within(op, name: str) -> list:
+    """Every op named ``name`` nested anywhere in ``op``'s regions."""
+    found = []
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                inner = inner.operation
+                found += [inner] if inner.name == name else _ops_within(inner, name)
+    return found

@@ -110,13 +110,25 @@ class Region:
 
 
 def regions(case: Case, subspans: tuple[Subspan, ...]) -> list[Region]:
-    """The tensors of ``case``'s buffer; subspans with dynamic offsets or shapes are left out."""
+    """The tensors of ``case``'s buffer.
+
+    A dynamic tensor that is alone in its binding is taken to fill the binding
+    from its offset, flattened; other dynamic tensors, and tensors at offsets
+    computed at run time, are left to the byte-for-byte comparison.
+    """
     found = []
     for s in subspans:
-        if s.binding >= len(case.bindings) or not isinstance(s.offset, int) or s.dynamic:
+        if s.binding >= len(case.bindings) or not isinstance(s.offset, int):
             continue
         offset, length = case.bindings[s.binding]
-        region = Region(s.binding, offset + s.offset, s.element, s.shape, s.access)
+        shape = s.shape
+        if s.dynamic:
+            alone = sum(o.binding == s.binding for o in subspans) == 1
+            itemsize = np.dtype(_NUMPY.get(s.element, "u1")).itemsize
+            if not alone or length <= s.offset:
+                continue
+            shape = ((length - s.offset) // itemsize,)
+        region = Region(s.binding, offset + s.offset, s.element, shape, s.access)
         if region.end <= offset + length:
             found.append(region)
     return found
@@ -213,6 +225,7 @@ class Plan:
     iree_module: str = ""
     kernel_module: str = ""
     seed: int = SEED
+    shapes: str = ""                       # where dynamic shapes were taken from
     format: int = FORMAT
 
 
@@ -285,8 +298,9 @@ def from_json(text: str, source: str) -> Plan:
 
 
 def describe(plan: Plan) -> str:
+    shapes = f", {plan.shapes}" if plan.shapes else ""
     return (f"{plan.model}/{plan.target} {plan.executable} ({plan.kernel}, "
-            f"{Tolerance(**plan.tolerance).describe()})")
+            f"{Tolerance(**plan.tolerance).describe()}{shapes})")
 
 
 def main(argv: list[str] | None = None) -> int:

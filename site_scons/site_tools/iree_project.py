@@ -463,7 +463,17 @@ def _skipped(env, name, message):
 def _declare_verification(env, model, target, subs, kernels, here, program, resolved):
     """Each substitution's differential check (``scons verify``, part of ``scons check``)."""
     folder = here.Dir("verify")
-    harnesses = env.IreeHarnesses(folder.File("harnesses.json"), program)
+    # Dispatches with dynamic shapes are dumped with the input shapes of the expected outputs.
+    expected = [env.File(f"#{model.expected}")] if model.expected else []
+    harnesses = env.IreeHarnesses(folder.File("harnesses.json"), [*program, *expected],
+                                  IREE_RUN_TARGET=target.name)
+    if model.expected:
+        try:
+            cases = checks.load_cases(model.expected, target.name, env.Dir("#").abspath,
+                                      env["BUILD_DIR"])
+        except UserError as e:
+            fail(str(e))
+        env.Depends(harnesses, [env.Dir("#").File(path) for path in checks.referenced_files(cases)])
     options, record = program[1], program[2]
     driver = runtime.device_driver(target.run_device)
     runnable = driver in runtime.available_drivers(env.subst("$IREE_RUN_MODULE"))

@@ -127,3 +127,37 @@ def test_a_kernel_covering_part_of_the_grid_fails_on_vulkan(project):
     assert "differential check failed for squeezenet/vulkan" in failed.output
     assert ("190080 of 193600 elements still hold their input value: the kernel did not write "
             "them (a launch grid that covers part of the output?)") in failed.output, failed.output
+
+
+SAXPY = """
+[models.saxpy]
+source = "models/saxpy.mlir"
+targets = ["llvm-cpu"]
+
+[[substitutions]]
+model = "saxpy"
+target = "llvm-cpu"
+executable = "main_dispatch_0"
+file = "kernels/saxpy.c"
+workgroup_count = ["ceildiv(w0, 1024)"]
+"""
+
+
+def test_dynamic_shapes_are_checked_at_the_expected_outputs_input_shapes(project):
+    for path in ("models/saxpy.mlir", "models/saxpy.expected.toml", "models/saxpy/x.npy",
+                 "models/saxpy/y.npy", "models/saxpy/out.npy"):
+        project.copy(REPO / path, path)
+    kernel = (REPO / "kernels/cpu/saxpy.c").read_text()
+    project.write("kernels/saxpy.c", kernel)
+    project.write("kernels/demo.toml", SAXPY)
+    build = project.scons("verify")
+    assert ("matched IREE's executable on local-sync (1 dispatch(es))" in build.output
+            and "the input shapes of [[case]] #1 in models/saxpy.expected.toml" in build.output), \
+        build.output
+
+    # The last item of every workgroup's slice left out: 5 of the 5000.
+    project.write("kernels/saxpy.c", kernel.replace("i < end; ++i", "i + 1 < end; ++i"))
+    failed = project.scons("verify", expect_ok=False)
+    assert "binding 2 (output 5000xf32 at byte 0): element [1023] is" in failed.output, \
+        failed.output
+    assert "5 of 5000 elements still hold their input value" in failed.output

@@ -116,12 +116,18 @@ def test_unwritten_outputs_inputs_written_and_stray_bytes_are_named():
         "the kernel writes where IREE's executable does not")
 
 
-def test_regions_leave_out_dynamic_tensors_and_ones_past_their_binding():
+def test_regions_leave_out_tensors_past_their_binding_or_at_offsets_known_at_run_time():
     found = verification.regions(CASE, (Subspan(1, 16, "writeonly", "f32", (2, 4)),
                                         Subspan(1, 48, "writeonly", "f32", (2, 4)),
                                         Subspan(0, "from push constants", "readonly", "f32", (4,)),
                                         Subspan(0, 0, "readonly", "f32", (None, 4))))
     assert found == [Region(1, 80, "f32", (2, 4), "writeonly")]
+
+
+def test_a_dynamic_tensor_alone_in_its_binding_fills_it_flattened():
+    found = verification.regions(CASE, (Subspan(0, 0, "readonly", "f32", (None,)),
+                                        Subspan(1, 8, "writeonly", "i32", (None, 2))))
+    assert found == [Region(0, 0, "f32", (16,), "readonly"), Region(1, 72, "i32", (14,), "writeonly")]
 
 
 def test_a_plan_round_trips_and_another_format_is_refused():
