@@ -106,3 +106,32 @@ def test_an_object_is_linked_embedded_under_its_name():
             'vector<2xi8>}>])') in linked
     with Program(linked) as again:
         assert again.names() == ["ex"]
+
+
+def _saxpy_program() -> str:
+    argv = [toolchains.iree_compile(), str(REPO / "models/saxpy.mlir"),
+            *TARGETS["llvm-cpu"].compile_flags, "--compile-to=executable-sources", "-o", "-"]
+    return subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+
+
+@needs_iree
+def test_specializing_to_input_shapes_makes_the_dispatch_site_static():
+    text = _saxpy_program()
+    with Program(text) as program:
+        executable = program.executable_text("main_dispatch_0")
+        program.specialize("main", [(5000,), (5000,)])
+        specialized = program.text()
+        assert program.executable_text("main_dispatch_0") == executable
+    assert "hal.buffer_view.dim" in text and "hal.buffer_view.dim" not in specialized
+    site = next(line for line in specialized.splitlines() if "stream.cmd.dispatch" in line)
+    assert "[%c5000, %c5000](%c5000_i32, %c0_i32, %c5000_i32, %c0_i32" in site
+
+
+@needs_iree
+def test_specializing_names_what_the_shapes_given_lack():
+    with Program(_saxpy_program(), "saxpy.mlir") as program:
+        with pytest.raises(UserError, match=r"saxpy.mlir: @main reads dimension 0 of input 1; "
+                                            r"the inputs given have shapes \[\(5000,\)\]"):
+            program.specialize("main", [(5000,)])
+        with pytest.raises(UserError, match="has no function @nope"):
+            program.specialize("nope", [])
