@@ -45,6 +45,7 @@ def configure(env) -> remote_cache.RemoteCache | None:
     """The remote cache REMOTE_CACHE_URL names (None: none); its token taken out of the tools' environment."""
     url = env.get("REMOTE_CACHE_URL", "")
     if not url or SCons.Script.GetOption("cache_disable"):
+        os.environ.pop(remote_cache.TOKEN_VARIABLE, None)
         remote_cache.configure(None)
         return None
     try:

@@ -3,7 +3,8 @@
 nginx serves ``<folder>/data`` (``/cas/<sha256>``, ``/ac/<key>`` as Bazel's HTTP
 cache lays them out), accepts PUT (ngx_http_dav_module, compiled into
 Debian's nginx), logs every request to ``<folder>/access.log``, and, with a
-user and password, answers only requests with HTTP basic auth. It runs in the
+user and password, answers only requests with HTTP basic auth; without
+uploads, PUT is refused (HTTP 405), as a read-only endpoint does. It runs in the
 foreground, one process (no master), so ``kill()`` stops all of it at once.
 """
 from __future__ import annotations
@@ -37,8 +38,7 @@ http {{
     root {root}/data;
     client_max_body_size 0;
     location / {{
-      dav_methods PUT;
-      create_full_put_path on;
+      {dav}
       {auth}
     }}
   }}
@@ -55,8 +55,9 @@ def _free_port() -> int:
 class CacheServer:
     """nginx serving a remote cache from ``root``; ``url`` once started."""
 
-    def __init__(self, root: Path, user: str | None = None, password: str | None = None) -> None:
-        self.root, self.user, self.password = root, user, password
+    def __init__(self, root: Path, user: str | None = None, password: str | None = None,
+                 uploads: bool = True) -> None:
+        self.root, self.user, self.password, self.uploads = root, user, password, uploads
         self.data = root / "data"
         self.process: subprocess.Popen | None = None
         self.port = 0
@@ -75,7 +76,8 @@ class CacheServer:
         for _ in range(5):                       # another process may take the port meanwhile
             self.port = _free_port()
             config = self.root / "nginx.conf"
-            config.write_text(CONFIG.format(root=self.root, port=self.port, auth=auth))
+            dav = "dav_methods PUT; create_full_put_path on;" if self.uploads else ""
+            config.write_text(CONFIG.format(root=self.root, port=self.port, auth=auth, dav=dav))
             self.process = subprocess.Popen(
                 [NGINX, "-p", str(self.root), "-e", str(self.root / "error.log"), "-c", str(config)],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

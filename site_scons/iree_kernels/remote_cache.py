@@ -287,7 +287,7 @@ class RemoteCache:
             why = f"HTTP {status} {reason}".strip()
             if status in _RETRIED:
                 continue
-            if method == "PUT" and status not in (401, 407):
+            if method == "PUT":         # reads may still be allowed (anonymous readers)
                 raise UploadRefused(why)
             raise Unavailable(why)
         raise Unavailable(why)

@@ -170,6 +170,23 @@ def test_refused_credentials_are_reported_once(tmp_path):
         assert authorized.fetch(KEY, ["e"], "e") == {"e": b"entry"} and warnings == []
 
 
+@needs_nginx
+def test_a_server_refusing_uploads_is_reported_once_and_still_read(tmp_path):
+    with CacheServer(tmp_path / "server", uploads=False) as server:
+        (server.data / "cas").mkdir(parents=True)
+        (server.data / "ac").mkdir()
+        (server.data / "cas" / remote_cache.hashlib.sha256(b"entry").hexdigest()).write_bytes(b"entry")
+        (server.data / "ac" / KEY).write_bytes(remote_cache.encode_action_result(
+            {"e": (remote_cache.hashlib.sha256(b"entry").hexdigest(), 5)}))
+        cache, warnings = client(server.url)
+        cache.store("cd" * 32, {"e": b"other"})
+        cache.store("cd" * 32, {"e": b"other"})
+        assert cache.fetch(KEY, ["e"], "e") == {"e": b"entry"}
+        assert warnings == [f"remote cache {server.url} refuses uploads (HTTP 405 Not Allowed); "
+                            "only reading from it"]
+        assert len(server.requests("PUT")) == 1
+
+
 def test_a_server_that_never_answers_times_out_once():
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
