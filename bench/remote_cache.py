@@ -90,7 +90,7 @@ def measure_once(model: str, args, work: Path) -> dict[str, float]:
 
     def scons(root: Path, variables: list[str], *extra: str) -> float:
         elapsed, _ = run([*SCONS, f"-j{args.jobs}", *variables, *extra], root)
-        run([*SCONS, "--question", *variables, *extra], root)
+        run([*SCONS, "--question", "--debug=explain", *variables, *extra], root)
         return elapsed
 
     times, reference = {}, None
