@@ -15,8 +15,9 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 SCONS = Path(sys.executable).with_name("scons")
 DATA = Path(__file__).parent / "data"
-# A developer's shared cache would serve the steps the tests expect to see run.
+# A developer's shared or remote cache would serve the steps the tests expect to see run.
 os.environ.pop("IREE_KERNELS_CACHE_DIR", None)
+os.environ.pop("IREE_KERNELS_REMOTE_CACHE_URL", None)
 STEP_RE = re.compile(r"^([A-Z]+)\s{2,}(\S.*?)(?: on \S+)?$")
 
 

@@ -221,11 +221,12 @@ class Plan:
 
 def plan(executables: list[ProgramExecutable], target: str, folder: Path,
          compiler_version: str, flags: list[str], substituted=(),
-         shared: Path | None = None) -> Plan:
+         shared: Path | None = None, fetch: Callable[[Entry], None] | None = None) -> Plan:
     """Key every executable but those in ``substituted`` and those not cacheable.
 
     An entry is looked up in ``folder``, then in ``shared`` (a cache this build
-    only reads); misses are compiled into ``folder``.
+    only reads); where neither has it, ``fetch`` may copy it into ``folder``
+    (a remote cache), checked then as any other; misses are compiled into ``folder``.
     """
     entries, misses, damaged = {}, {}, []
     for executable in executables:
@@ -233,7 +234,7 @@ def plan(executables: list[ProgramExecutable], target: str, folder: Path,
             continue
         source = normalized(executable)
         key = entry_key(source, compiler_version, flags)
-        entry = _found(key, TARGET_BINARIES[target], folder, shared, damaged)
+        entry = _found(key, TARGET_BINARIES[target], folder, shared, damaged, fetch)
         if entry.refused.is_file():
             continue
         entries[executable.name] = entry
@@ -242,7 +243,8 @@ def plan(executables: list[ProgramExecutable], target: str, folder: Path,
     return Plan(executables, entries, list(misses.values()), damaged)
 
 
-def _found(key: str, suffix: str, folder: Path, shared: Path | None, damaged: list[str]) -> Entry:
+def _found(key: str, suffix: str, folder: Path, shared: Path | None, damaged: list[str],
+           fetch: Callable[[Entry], None] | None = None) -> Entry:
     """The entry to take for ``key``: whole and unchanged, in ``folder``, else in ``shared``.
 
     Otherwise the entry in ``folder``, to compile. A damaged entry is reported
@@ -250,6 +252,8 @@ def _found(key: str, suffix: str, folder: Path, shared: Path | None, damaged: li
     """
     own = Entry(folder, key, suffix)
     looked_up = [own] + ([Entry(shared, key, suffix, read_only=True)] if shared else [])
+    if fetch and not any(e.stored() or os.path.lexists(e.refused) for e in looked_up):
+        fetch(own)
     for entry in looked_up:
         if is_regular(entry.refused):
             return entry

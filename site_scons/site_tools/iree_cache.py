@@ -23,6 +23,7 @@ Variables:
   CACHE_READONLY        take entries, never write or remove any (as --cache-readonly does)
   CACHE_REQUIRE_SIGNED  fail unless a signing key is configured (a key always
                         makes unsigned entries refused)
+  REMOTE_CACHE_*        a remote cache behind this one (iree_kernels_scons_remote)
 Environment: IREE_KERNELS_CACHE_KEY (the key) or IREE_KERNELS_CACHE_KEY_FILE
 (a file holding it); read once, then removed from the environment of the
 tools the build runs.
@@ -47,6 +48,7 @@ from iree_kernels import integrity
 from iree_kernels.errors import UserError
 from iree_kernels.files import NotRegularFile, copy_atomically, read_regular, write_atomically
 from iree_kernels_scons import fail, shared_cache
+import iree_kernels_scons_remote as remote_glue
 
 DIGEST_SUFFIX = ".sha256"
 
@@ -223,6 +225,9 @@ class ReadOnlyCheckedCacheDir(CheckedCacheDir):
 def use_cache(env) -> None:
     _configure_trust(env)
     path, readonly = shared_cache(env)
+    remote = remote_glue.configure(env)
+    if remote is not None:
+        path = remote_glue.mirror(env, path, readonly)
     if path is None:
         return
     if not readonly:
@@ -232,7 +237,8 @@ def use_cache(env) -> None:
             os.makedirs(path, exist_ok=True)
         except OSError as e:
             fail(f"CACHE_DIR: cannot create {path}: {e.strerror}")
-    env.CacheDir(path, ReadOnlyCheckedCacheDir if readonly else CheckedCacheDir)
+    kind = ReadOnlyCheckedCacheDir if readonly else CheckedCacheDir
+    env.CacheDir(path, remote_glue.mirrored(kind, remote) if remote else kind)
 
 
 def _configure_trust(env) -> None:
@@ -254,6 +260,7 @@ def generate(env):
         BoolVariable("CACHE_REQUIRE_SIGNED", "fail unless the cache signing key is configured "
                      f"({integrity.KEY_FILE_VARIABLE} or {integrity.KEY_VARIABLE}); with a key, "
                      "entries not signed with it are never taken", "no"),
+        *remote_glue.VARIABLES,
     ])
     env.AddMethod(use_cache, "IreeCacheDir")
 
