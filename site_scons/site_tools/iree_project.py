@@ -9,8 +9,10 @@ variables are listed by ``scons -h``.
 """
 from __future__ import annotations
 
+import atexit
 import functools
 import hashlib
+import os
 import json
 import re
 import sys
@@ -235,8 +237,29 @@ def _declare_project(env, manifests=None):
     env.IreeRelease(released)
     _declare_defaults(env, modules, build)
     if SCons.Script.GetOption("clean"):
-        SCons.Script.Default(build)   # scons -c removes dumps, benchmarks and checks too
+        _declare_clean(env, build, root)
     return modules
+
+
+def _declare_clean(env, build, root: Path) -> None:
+    """``scons -c``: the build folder goes whole (dumps, work folders, the codegen cache in it,
+    the lock); cleaning named targets leaves no empty folder behind."""
+    SCons.Script.Default(build)
+    folder = Path(build.get_abspath())
+    if not folder.is_relative_to(root) or folder == root:
+        return                          # BUILD_DIR outside the repository: only what was built
+    env.Clean(build, build)
+    if not SCons.Script.GetOption("no_exec"):
+        atexit.register(_remove_empty_folders, folder)
+
+
+def _remove_empty_folders(folder: Path) -> None:
+    for parent, _, _ in os.walk(folder, topdown=False):
+        if parent != str(folder) and not os.listdir(parent):
+            try:
+                os.rmdir(parent)
+            except OSError:             # not ours to remove: left as it is
+                pass
 
 
 def _check_options(env, project) -> None:
