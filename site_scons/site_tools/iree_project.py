@@ -4,16 +4,17 @@
 model and target: its options flag file, (when it has substitutions) a dump
 of its executables and its substitution flag file, the module, and a check
 against the model's expected outputs. Aliases: ``modules`` (the default),
-``check``, and ``release``/``verify-release`` (tool iree_release). Command-line
-variables are listed by ``scons -h``.
+``check``, and ``release``/``verify-release`` (tool iree_release); the file
+``compile_commands.json`` on request. ``scons -h`` lists every target (TARGET_HELP)
+and the command-line variables; ``scons -c`` removes the build folder whole.
 """
 from __future__ import annotations
 
 import atexit
 import functools
 import hashlib
-import os
 import json
+import os
 import re
 import sys
 from pathlib import Path
