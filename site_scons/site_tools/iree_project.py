@@ -4,14 +4,17 @@
 model and target: its options flag file, (when it has substitutions) a dump
 of its executables and its substitution flag file, the module, and a check
 against the model's expected outputs. Aliases: ``modules`` (the default),
-``check``, and ``release``/``verify-release`` (tool iree_release). Command-line
-variables are listed by ``scons -h``.
+``check``, and ``release``/``verify-release`` (tool iree_release); the file
+``compile_commands.json`` on request. ``scons -h`` lists every target (TARGET_HELP)
+and the command-line variables; ``scons -c`` removes the build folder whole.
 """
 from __future__ import annotations
 
+import atexit
 import functools
 import hashlib
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -27,6 +30,7 @@ from iree_kernels import checks, option_files, runtime, toolchains
 from iree_kernels.files import not_regular
 from iree_kernels.errors import UserError
 from iree_kernels.manifest import closest, load_project
+from iree_kernels.scaffold import LANGUAGES
 from iree_kernels.targets import REPRODUCIBLE_FLAGS, TARGETS, kernel_kind
 from iree_kernels_scons import (OPTION_ORIGINS, escape, fail, lock_build_folder, pspawn_without_shell,
                                 safe_arguments, spawn_without_shell)
@@ -53,6 +57,24 @@ SHORT_COMSTRS = {
     "IREE_HOTSPOTBENCHCOMSTR": "HOTBENCH  $TARGET",
     "IREE_HOTSPOTSCOMSTR": "HOTSPOTS  $TARGET",
 }
+# What scons -h lists under "Targets": every alias the tools declare, one line each.
+TARGET_HELP = {
+    "modules": "every model's module for every selected target: build/<target>/<model>.vmfb "
+               "(the default)",
+    "check": "the modules, then their expected-output cases on each target's device and "
+             "every differential check (verify)",
+    "verify": "each substituted executable checked against IREE's own (differential checks)",
+    "dump": "every model's executables, listed with their layouts and fingerprints (see DUMP)",
+    "microbenchmarks": "each substituted executable's microbenchmarks, one JSON per module",
+    "bench": "the microbenchmarks, then one table: kernel against IREE's own executable",
+    "hotspots": "where each model's time goes, executable by executable",
+    "scaffold": "a kernel skeleton and its manifest entry (SCAFFOLD, LANGUAGE)",
+    "release": "every module in one archive, with what built it",
+    "verify-release": "this checkout rebuilt and compared with a release archive (ARCHIVE)",
+    "compile_commands.json": "clangd's compilation database of the .cu and .c kernels",
+}
+# The language 'scons scaffold' writes a target's kernel in where LANGUAGE is not given.
+SCAFFOLD_LANGUAGES = {"cuda": "cuda", "vulkan": "glsl", "llvm-cpu": "c"}
 
 
 def _variables(env) -> Variables:
@@ -86,8 +108,10 @@ def _variables(env) -> Variables:
                   "--benchmark_repetitions=1 --benchmark_min_time=0.02s --batch_size=4")
     variables.Add("SCAFFOLD", "for 'scons scaffold': MODEL/TARGET/EXECUTABLE to write a kernel "
                   "skeleton for", "")
-    variables.Add(EnumVariable("LANGUAGE", "for 'scons scaffold': the skeleton's language",
-                               "cuda", allowed_values=("cuda", "glsl", "c", "mlir")))
+    variables.Add("LANGUAGE", "for 'scons scaffold': the skeleton's language: "
+                  f"{', '.join(LANGUAGES)}; empty: the target's own ("
+                  + ", ".join(f"{lang} for {t}" for t, lang in SCAFFOLD_LANGUAGES.items()) + ")",
+                  "")
     variables.Add("SCAFFOLD_MANIFEST", "for 'scons scaffold': the manifest its entry is "
                   "appended to", "kernels/scaffolded.toml")
     variables.Add("IREE_COMPILE_TIMEOUT", "seconds an iree-compile run may take (0: no limit)",
@@ -103,7 +127,7 @@ def _variables(env) -> Variables:
         variables.Add(*variable)
     arguments = SCons.Script.ARGUMENTS
     variables.Update(env, safe_arguments(variables, arguments))
-    SCons.Script.Help(variables.GenerateHelpText(env), append=True)
+    SCons.Script.Help(_help(variables.GenerateHelpText(env)))
     for key in arguments:
         if key not in variables.keys():
             fail(f"unknown command-line variable {key!r}; see scons -h")
@@ -119,6 +143,15 @@ def _variables(env) -> Variables:
     except ValueError:
         fail(f"LOCK_WAIT={env['LOCK_WAIT']}: expected a number of seconds")
     return variables
+
+
+def _help(variables_text: str) -> str:
+    """What scons -h prints: targets, then variables; SCons adds where its own options are (-H)."""
+    width = max(map(len, TARGET_HELP))
+    targets = "".join(f"  {name:<{width}}  {what}\n" for name, what in TARGET_HELP.items())
+    return ("usage: scons [OPTIONS] [VARIABLE=VALUE ...] [TARGET ...]\n\n"
+            f"Targets (or any file the build makes, e.g. build/llvm-cpu/mlp.vmfb):\n{targets}\n"
+            f"Variables:\n{variables_text}")
 
 
 def _help_text(variables, env, key, help, default, actual, aliases=None) -> str:
@@ -166,6 +199,7 @@ def _declare_project(env, manifests=None):
     if env["PROGRESS"]:
         SCons.Script.Progress(["-\r", "\\\r", "|\r", "/\r"], interval=25)
     env.IreeCacheDir()
+    env["_IREE_COMPILED_KERNELS"] = {}      # .cu and .c kernels -> $XCOM: compile_commands.json
     root = Path(env.Dir("#").abspath)
     if manifests is None:
         manifests = sorted(root.glob(env["MANIFESTS"]))
@@ -198,11 +232,35 @@ def _declare_project(env, manifests=None):
         fail(f"SCAFFOLD={env['SCAFFOLD']}: expected MODEL/TARGET/EXECUTABLE of a declared "
               f"model and target; models: {', '.join(sorted(project.models))}")
     _declare_benchmark_report(env, build)
+    if _wanted("compile_commands"):
+        env.IreeCompileCommands(env.File("#compile_commands.json"),
+                                env["_IREE_COMPILED_KERNELS"])
     env.IreeRelease(released)
     _declare_defaults(env, modules, build)
     if SCons.Script.GetOption("clean"):
-        SCons.Script.Default(build)   # scons -c removes dumps, benchmarks and checks too
+        _declare_clean(env, build, root)
     return modules
+
+
+def _declare_clean(env, build, root: Path) -> None:
+    """``scons -c``: the build folder goes whole (dumps, work folders, the codegen cache in it,
+    the lock); cleaning named targets leaves no empty folder behind."""
+    SCons.Script.Default(build)
+    folder = Path(build.get_abspath())
+    if not folder.is_relative_to(root) or folder == root:
+        return                          # BUILD_DIR outside the repository: only what was built
+    env.Clean(build, build)
+    if not SCons.Script.GetOption("no_exec"):
+        atexit.register(_remove_empty_folders, folder)
+
+
+def _remove_empty_folders(folder: Path) -> None:
+    for parent, _, _ in os.walk(folder, topdown=False):
+        if parent != str(folder) and not os.listdir(parent):
+            try:
+                os.rmdir(parent)
+            except OSError:             # not ours to remove: left as it is
+                pass
 
 
 def _check_options(env, project) -> None:
@@ -257,7 +315,8 @@ def _declare_module(env, project, model, target_name, build):
     scaffold = env["SCAFFOLD"].split("/", 2)
     if len(scaffold) == 3 and scaffold[:2] == [model.name, target_name]:
         env.IreeScaffold({"model": model.name, "target": target_name, "executable": scaffold[2],
-                          "language": env["LANGUAGE"], "manifest": env["SCAFFOLD_MANIFEST"]},
+                          "language": _scaffold_language(env["LANGUAGE"], target_name),
+                          "manifest": env["SCAFFOLD_MANIFEST"]},
                          sources_dump, listing)
     missing = {s.key: _missing_program(env, s) for s in subs}
     dump, resolved, kernels = [], [], {}
@@ -368,10 +427,10 @@ def _declare_compiled_kernel(env, sub, resolved, here, build, missing: str):
               f"{built.sources[0]} would both compile to {built}; rename one of them")
     if missing:
         return _missing_tool(env, built, source, missing)
-    if compiles_to == ".ptx":
-        return env.Ptx(built, source)[0]
-    if compiles_to == ".o":
-        return env.ElfObject(built, source)[0]
+    if compiles_to in (".ptx", ".o"):
+        kernel = (env.Ptx if compiles_to == ".ptx" else env.ElfObject)(built, source)[0]
+        env["_IREE_COMPILED_KERNELS"][kernel] = "PTXCOM" if compiles_to == ".ptx" else "ELFCOM"
+        return kernel
     if compiles_to == ".spv":
         shader = env.Spirv(built, source)[0]
         named = here.File(f"{_file_name(sub.key)}.spv")
@@ -402,6 +461,19 @@ def _failing(message: str, line: str = "MISSING  $TARGET"):
     def fail(target, source, env):
         raise SCons.Errors.BuildError(node=target[0], errstr=message, exitstatus=2)
     return SCons.Action.Action(fail, line)
+
+
+def _scaffold_language(language: str, target: str) -> str:
+    """LANGUAGE, or the target's own language where it is empty; one that does not fit fails."""
+    if not language:
+        return SCAFFOLD_LANGUAGES[target]
+    if language not in LANGUAGES:
+        fail(f"LANGUAGE={language}: unknown language; languages: {', '.join(LANGUAGES)}")
+    fits = LANGUAGES[language][0]
+    if fits not in (None, target):
+        fail(f"LANGUAGE={language} writes kernels for target '{fits}', not '{target}'; "
+             f"for {target} leave LANGUAGE out ({SCAFFOLD_LANGUAGES[target]}) or give mlir")
+    return language
 
 
 def _missing_program(env, sub) -> str:
@@ -535,7 +607,7 @@ def _declare_check(env, model, target, module):
 
 def generate(env):
     for tool in ("iree_compile", "iree_substitutions", "iree_run", "ptx", "glsl", "elf_object",
-                 "iree_dump", "iree_bench", "iree_hotspots", "iree_scaffold",
+                 "iree_dump", "iree_bench", "iree_hotspots", "iree_scaffold", "iree_compile_commands",
                  "iree_cache", "iree_release", "iree_program", "onnx_import", "iree_verify"):
         env.Tool(tool)
     env.AddMethod(declare_project, "IreeKernelProject")
