@@ -19,6 +19,7 @@ import SCons.Script
 import SCons.Scanner
 import SCons.Subst
 
+import iree_kernels
 from iree_kernels import toolchains
 from iree_kernels.errors import UserError
 from iree_kernels.files import not_regular, write_atomically  # noqa: F401 (the tools' writer)
@@ -172,6 +173,22 @@ class _IncludeScanner(SCons.Scanner.ClassicCPP):
         if why and why != "not found":
             raise SCons.Errors.UserError(f"{node}: an included file is {why}, not a regular file")
         return super().find_include_names(node)
+
+
+def package_include(env, scan_variable: str, path_variable: str) -> None:
+    """Put the package's include folder (``iree_kernels/grid.cuh``, ``.glsl``) after ``$path_variable``.
+
+    On the command line as ``$IREE_KERNELS_INCFLAG``, inside ``$( $)``: where
+    the package is installed is not part of any signature (a shared cache hits
+    across checkouts and virtual environments); the headers' content is,
+    through the scanner searching ``$scan_variable``.
+    """
+    folder = iree_kernels.include_path()
+    relative = os.path.relpath(folder)
+    word = relative if not relative.startswith("..") else folder
+    env.SetDefault(IREE_KERNELS_INCFLAG=SCons.Subst.Literal("-I" + word))
+    # A node, not a string: the folder's path is never substituted.
+    env.SetDefault(**{scan_variable: [f"${path_variable}", env.fs.Dir(folder)]})
 
 
 def include_scanner(name: str, suffixes: list[str], path_variable: str):

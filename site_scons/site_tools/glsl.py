@@ -7,7 +7,9 @@ Variables:
   GLSL_COMPILER     glslang (glslangValidator, default) or glslc
   GLSL_TARGET_ENV   Vulkan version the SPIR-V is for, default vulkan1.0
   GLSL_CPPPATH      include directories; #include dependencies are scanned
-                    (shaders need #extension GL_GOOGLE_include_directive : require)
+                    (shaders need #extension GL_GOOGLE_include_directive : require).
+                    The package's own (iree_kernels.include_path(): #include
+                    "iree_kernels/grid.glsl") is searched after them
   GLSL_CPPDEFINES   preprocessor definitions
   GLSLANG, GLSLANGFLAGS, GLSLC, GLSLCFLAGS   the programs and extra flags
   SPIRVCOM, SPIRVCOMSTR   the command line and its short form
@@ -22,7 +24,7 @@ import SCons.Builder
 import SCons.Util
 
 from iree_kernels import toolchains
-from iree_kernels_scons import include_scanner, program, whole_file_command
+from iree_kernels_scons import include_scanner, package_include, program, whole_file_command
 
 
 def generate(env):
@@ -35,7 +37,8 @@ def generate(env):
         GLSLANGFLAGS=SCons.Util.CLVar(""),
         GLSLC=program(toolchains.on_path("glslc") or "glslc"),
         GLSLCFLAGS=SCons.Util.CLVar("-O"),
-        _GLSL_INCFLAGS='${_concat("-I", GLSL_CPPPATH, "", __env__, RDirs, TARGET, SOURCE)}',
+        _GLSL_INCFLAGS='${_concat("-I", GLSL_CPPPATH, "", __env__, RDirs, TARGET, SOURCE)} '
+                      '$( $IREE_KERNELS_INCFLAG $)',
         _GLSL_DEFFLAGS='${_defines("-D", GLSL_CPPDEFINES, "", __env__, TARGET, SOURCE)}',
         SPIRV_GLSLANGCOM="$( $GLSLANG $) -V --quiet --target-env $GLSL_TARGET_ENV -S comp "
                          "$GLSLANGFLAGS $_GLSL_INCFLAGS $_GLSL_DEFFLAGS $SOURCE -o $TARGET",
@@ -44,7 +47,8 @@ def generate(env):
         SPIRVCOM="${SPIRV_GLSLCCOM if GLSL_COMPILER == 'glslc' else SPIRV_GLSLANGCOM}",
         SPIRVCOMSTR="",
     )
-    scanner = include_scanner("GlslScanner", [".glsl", ".comp"], "GLSL_CPPPATH")
+    package_include(env, "_GLSL_SCANPATH", "GLSL_CPPPATH")
+    scanner = include_scanner("GlslScanner", [".glsl", ".comp"], "_GLSL_SCANPATH")
     env["BUILDERS"]["Spirv"] = SCons.Builder.Builder(
         action=whole_file_command("SPIRVCOM", "$SPIRVCOMSTR"),
         suffix=".spv", src_suffix=[".glsl", ".comp"], source_scanner=scanner)

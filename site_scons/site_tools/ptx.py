@@ -7,7 +7,9 @@ Variables:
   CUDA_COMPILER     nvcc (default) or clang
   CUDA_ARCH         GPU architecture, default sm_80 (IREE 3.13 targets sm_80;
                     its PTX is JIT-compiled on newer GPUs)
-  CUDA_CPPPATH      include directories; #include dependencies are scanned
+  CUDA_CPPPATH      include directories; #include dependencies are scanned. The
+                    package's own (iree_kernels.include_path(): #include
+                    "iree_kernels/grid.cuh") is searched after them
   CUDA_CPPDEFINES   preprocessor definitions
   NVCC, NVCCFLAGS   the nvcc program and extra flags
   CLANG_CUDA, CLANG_CUDAFLAGS   the clang program and extra flags
@@ -25,7 +27,8 @@ import SCons.Util
 
 import iree_kernels
 from iree_kernels import toolchains
-from iree_kernels_scons import file_argument, include_scanner, program, whole_file_command
+from iree_kernels_scons import (file_argument, include_scanner, package_include, program,
+                                whole_file_command)
 
 CLANG_PRELUDE = Path(iree_kernels.__file__).parent / "data" / "clang_cuda_prelude.h"
 
@@ -40,7 +43,8 @@ def generate(env):
         CLANG_CUDA=program(toolchains.on_path("clang") or "clang"),
         CLANG_CUDAFLAGS=SCons.Util.CLVar("-O3"),
         CLANG_CUDA_PRELUDE=file_argument(str(CLANG_PRELUDE)),
-        _CUDA_INCFLAGS='${_concat("-I", CUDA_CPPPATH, "", __env__, RDirs, TARGET, SOURCE)}',
+        _CUDA_INCFLAGS='${_concat("-I", CUDA_CPPPATH, "", __env__, RDirs, TARGET, SOURCE)} '
+                      '$( $IREE_KERNELS_INCFLAG $)',
         _CUDA_DEFFLAGS='${_defines("-D", CUDA_CPPDEFINES, "", __env__, TARGET, SOURCE)}',
         PTX_NVCCCOM="$( $NVCC $) -ptx -arch=$CUDA_ARCH $NVCCFLAGS $_CUDA_INCFLAGS $_CUDA_DEFFLAGS "
                     "$SOURCE -o $TARGET",
@@ -51,7 +55,8 @@ def generate(env):
         PTXCOM="${PTX_CLANGCOM if CUDA_COMPILER == 'clang' else PTX_NVCCCOM}",
         PTXCOMSTR="",
     )
-    scanner = include_scanner("CudaScanner", [".cu", ".cuh"], "CUDA_CPPPATH")
+    package_include(env, "_CUDA_SCANPATH", "CUDA_CPPPATH")
+    scanner = include_scanner("CudaScanner", [".cu", ".cuh"], "_CUDA_SCANPATH")
     env["BUILDERS"]["Ptx"] = SCons.Builder.Builder(
         action=whole_file_command("PTXCOM", "$PTXCOMSTR"),
         suffix=".ptx", src_suffix=".cu", source_scanner=scanner, emitter=_prelude_emitter)
