@@ -90,6 +90,7 @@ class WholeFileCommand(SCons.Action.LazyAction):
     """
 
     timeout_variable = "IREE_COMPILE_TIMEOUT"
+    explain = None      # explain(target, source, env, output): see Spawn
 
     def execute(self, target, source, env, executor=None):
         if executor:
@@ -98,7 +99,8 @@ class WholeFileCommand(SCons.Action.LazyAction):
             _remove_partials(node)
         partial = [_Aside(node, f"{PARTIAL_PREFIX}{os.getpid()}-{node.name}") for node in target]
         variable = self.timeout_variable
-        spawn = Spawn(toolchains.seconds(env.get(variable)), variable)
+        explain = self.explain and functools.partial(self.explain, target, source, env)
+        spawn = Spawn(toolchains.seconds(env.get(variable)), variable, explain)
         if env.get("SPAWN") is spawn_without_shell:     # a step's own SPAWN is left as it is
             env = env.Override({"SPAWN": spawn})
         status = SCons.Action.CommandAction.execute(self, partial, source, env)
@@ -138,7 +140,8 @@ class _Aside:
         return getattr(self._node, attribute)
 
 
-def whole_file_command(variable: str, comstr: str, timeout: str = "") -> WholeFileCommand:
+def whole_file_command(variable: str, comstr: str, timeout: str = "",
+                       explain=None) -> WholeFileCommand:
     """The action of a builder whose command line is ``$variable``; see WholeFileCommand.
 
     ``timeout``: the variable holding its time limit; by default
@@ -147,6 +150,7 @@ def whole_file_command(variable: str, comstr: str, timeout: str = "") -> WholeFi
     action = WholeFileCommand(variable, {"cmdstr": comstr})
     action.timeout_variable = timeout or ("IREE_COMPILE_TIMEOUT" if variable.startswith("IREE_")
                                           else "KERNEL_COMPILE_TIMEOUT")
+    action.explain = explain
     return action
 
 
@@ -222,8 +226,11 @@ class Spawn:
     reason (a time limit, a crash, an error printed with status 0), or ''.
     """
 
-    def __init__(self, timeout: float | None = None, variable: str = "") -> None:
+    def __init__(self, timeout: float | None = None, variable: str = "", explain=None) -> None:
         self.timeout, self.variable, self.failure = timeout, variable, ""
+        # explain(output) -> one line saying why the tool failed (having kept its
+        # output in a file), or '' to print the output as it is.
+        self.explain = explain
 
     def __call__(self, sh, escape, cmd, args, env):
         args = [toolchains.real_program(args[0]), *args[1:]]
@@ -247,6 +254,9 @@ class Spawn:
             self.failure = (f"{name} exited 0 but printed an error: "
                             f"{toolchains.printed_error(output)}")
             status = 1
+        elif status != 0 and self.explain and (explained := self.explain(output)):
+            self.failure = explained
+            return status
         elif status != 0:
             lines = [line for line in output.splitlines() if line.strip()]
             first = next((line for line in lines if _ERROR_RE.search(line)), None) or \

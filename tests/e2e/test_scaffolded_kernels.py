@@ -55,3 +55,20 @@ def test_cuda_dump_and_scaffold_work_where_codegen_fails_on_other_executables(pr
     plans = sorted((project.root / "build/cuda/squeezenet/verify").glob("*.verify.json"))
     assert len(plans) == 1
     assert plans[0].with_name(plans[0].name.replace(".verify.json", ".kernel.vmfb")).is_file()
+
+
+def test_without_the_codegen_cache_a_codegen_failure_names_model_target_and_exports(project):
+    squeezenet_project(project, ["cuda"])
+    build = project.scons("-k", "IREE_TARGETS=cuda", "EXECUTABLE_CACHE=0", expect_ok=False)
+    assert build.returncode != 0
+    errors = [line for line in build.output.splitlines() if line.startswith("scons: ***")]
+    assert len(errors) == 1, build.output[-3000:]
+    assert errors[0].startswith("scons: *** [build/cuda/squeezenet.vmfb] IREE's cuda codegen "
+                                "fails for ")
+    assert "of model 'squeezenet': squeezenet$async_dispatch_" in errors[0]
+    assert "(export squeezenet$async_dispatch_" in errors[0]
+    assert "failed to distribute" in errors[0]
+    assert errors[0].endswith("IREE's errors: build/cuda/squeezenet/compile-errors.log")
+    # The IR IREE prints with its errors is in the log, not in the build's output.
+    log = project.read("build/cuda/squeezenet/compile-errors.log")
+    assert "func.func" in log and len(build.output) < 20_000 < len(log)
