@@ -20,6 +20,7 @@ import SCons.Script
 import SCons.Scanner
 import SCons.Subst
 
+import iree_kernels
 from iree_kernels import toolchains
 from iree_kernels.errors import UserError
 from iree_kernels.files import not_regular, write_atomically  # noqa: F401 (the tools' writer)
@@ -90,6 +91,7 @@ class WholeFileCommand(SCons.Action.LazyAction):
     """
 
     timeout_variable = "IREE_COMPILE_TIMEOUT"
+    explain = None      # explain(target, source, env, output): see Spawn
 
     def execute(self, target, source, env, executor=None):
         if executor:
@@ -98,7 +100,8 @@ class WholeFileCommand(SCons.Action.LazyAction):
             _remove_partials(node)
         partial = [_Aside(node, f"{PARTIAL_PREFIX}{os.getpid()}-{node.name}") for node in target]
         variable = self.timeout_variable
-        spawn = Spawn(toolchains.seconds(env.get(variable)), variable)
+        explain = self.explain and functools.partial(self.explain, target, source, env)
+        spawn = Spawn(toolchains.seconds(env.get(variable)), variable, explain)
         if env.get("SPAWN") is spawn_without_shell:     # a step's own SPAWN is left as it is
             env = env.Override({"SPAWN": spawn})
         status = SCons.Action.CommandAction.execute(self, partial, source, env)
@@ -138,7 +141,8 @@ class _Aside:
         return getattr(self._node, attribute)
 
 
-def whole_file_command(variable: str, comstr: str, timeout: str = "") -> WholeFileCommand:
+def whole_file_command(variable: str, comstr: str, timeout: str = "",
+                       explain=None) -> WholeFileCommand:
     """The action of a builder whose command line is ``$variable``; see WholeFileCommand.
 
     ``timeout``: the variable holding its time limit; by default
@@ -147,6 +151,7 @@ def whole_file_command(variable: str, comstr: str, timeout: str = "") -> WholeFi
     action = WholeFileCommand(variable, {"cmdstr": comstr})
     action.timeout_variable = timeout or ("IREE_COMPILE_TIMEOUT" if variable.startswith("IREE_")
                                           else "KERNEL_COMPILE_TIMEOUT")
+    action.explain = explain
     return action
 
 
@@ -173,6 +178,22 @@ class _IncludeScanner(SCons.Scanner.ClassicCPP):
         if why and why != "not found":
             raise SCons.Errors.UserError(f"{node}: an included file is {why}, not a regular file")
         return super().find_include_names(node)
+
+
+def package_include(env, scan_variable: str, path_variable: str) -> None:
+    """Put the package's include folder (``iree_kernels/grid.cuh``, ``.glsl``) after ``$path_variable``.
+
+    On the command line as ``$IREE_KERNELS_INCFLAG``, inside ``$( $)``: where
+    the package is installed is not part of any signature (a shared cache hits
+    across checkouts and virtual environments); the headers' content is,
+    through the scanner searching ``$scan_variable``.
+    """
+    folder = iree_kernels.include_path()
+    relative = os.path.relpath(folder)
+    word = relative if not relative.startswith("..") else folder
+    env.SetDefault(IREE_KERNELS_INCFLAG=SCons.Subst.Literal("-I" + word))
+    # A node, not a string: the folder's path is never substituted.
+    env.SetDefault(**{scan_variable: [f"${path_variable}", env.fs.Dir(folder)]})
 
 
 def include_scanner(name: str, suffixes: list[str], path_variable: str):
@@ -206,8 +227,11 @@ class Spawn:
     reason (a time limit, a crash, an error printed with status 0), or ''.
     """
 
-    def __init__(self, timeout: float | None = None, variable: str = "") -> None:
+    def __init__(self, timeout: float | None = None, variable: str = "", explain=None) -> None:
         self.timeout, self.variable, self.failure = timeout, variable, ""
+        # explain(output) -> one line saying why the tool failed (having kept its
+        # output in a file), or '' to print the output as it is.
+        self.explain = explain
 
     def __call__(self, sh, escape, cmd, args, env):
         args = [toolchains.real_program(args[0]), *args[1:]]
@@ -231,6 +255,9 @@ class Spawn:
             self.failure = (f"{name} exited 0 but printed an error: "
                             f"{toolchains.printed_error(output)}")
             status = 1
+        elif status != 0 and self.explain and (explained := self.explain(output)):
+            self.failure = explained
+            return status
         elif status != 0:
             lines = [line for line in output.splitlines() if line.strip()]
             first = next((line for line in lines if _ERROR_RE.search(line)), None) or \

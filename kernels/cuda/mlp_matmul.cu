@@ -1,6 +1,6 @@
 // The 4x8 by 8x16 matmul of mlp's main_dispatch_0, on CUDA: one thread per
 // output element, each a dot product over k.
-#include "grid.cuh"
+#include "iree_kernels/grid.cuh"
 
 constexpr unsigned int M = 4, N = 16, K = 8;
 

@@ -3,7 +3,7 @@
 // Layout (IREE's): bindings 0, 1 read-only, 2 written; push constants: the
 // two dynamic lengths as (lo, hi) word pairs.
 #extension GL_GOOGLE_include_directive : require
-#include "grid.glsl"
+#include "iree_kernels/grid.glsl"
 
 layout(local_size_x = 64) in;
 layout(set = 0, binding = 0) readonly buffer A { float a[]; };

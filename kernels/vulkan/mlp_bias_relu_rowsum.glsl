@@ -2,7 +2,7 @@
 // sum over j of relu(mm[i][j] + bias[j]) for the 4x16 matrix mm, replacing
 // mlp's main_dispatch_1 on Vulkan. One invocation per row.
 #extension GL_GOOGLE_include_directive : require
-#include "grid.glsl"
+#include "iree_kernels/grid.glsl"
 
 layout(local_size_x = 64) in;
 layout(set = 0, binding = 0) readonly buffer Matmul { float mm[]; };

@@ -26,6 +26,14 @@ def tool_path() -> str:
     return str(Path(iree_kernels_tools.__file__).parent)
 
 
+def include_path() -> str:
+    """The folder of the headers shipped with the package: ``#include "iree_kernels/grid.cuh"``.
+
+    The ptx and glsl tools search it after CUDA_CPPPATH and GLSL_CPPPATH.
+    """
+    return str(Path(__file__).parent / "data" / "include")
+
+
 @lru_cache(maxsize=None)
 def fingerprint() -> str:
     """A hash of this package's code and templates: what it renders changes with it."""

@@ -60,31 +60,42 @@ def write_sources(program: str, source: str, folder: Path) -> None:
 
 
 def listing(model: str, target: str, translated: dict[str, Executable],
-            sources: dict[str, Executable], prints: dict[str, str] | None = None) -> str:
+            sources: dict[str, Executable], prints: dict[str, str] | None = None,
+            failures: dict[str, str] | None = None) -> str:
     """One paragraph per executable: what a kernel replacing it must accept and how it runs.
 
     ``prints``: fingerprints by name (``selection.fingerprints``), for manifests to select by.
+    ``failures``: IREE's error for each executable its codegen cannot translate;
+    those are listed from their sources, without a launch shape.
     """
-    prints = prints or {}
+    prints, failures = prints or {}, failures or {}
     lines = [f"# Executables of {model} for {target}", ""]
-    for name in sorted(translated, key=_natural):
-        executable = translated[name]
+    if failures:
+        lines += [f"# IREE's {target} codegen fails for {len(failures)} of {len(sources)}: "
+                  "they have no launch shape here ('codegen fails'); a wrapped kernel "
+                  "can replace them", ""]
+    for name in sorted(set(translated) | set(sources), key=_natural):
+        executable = translated.get(name) or sources[name]
         export = executable.export
-        types = sources.get(name, executable).binding_types
-        offsets = sources.get(name, executable).binding_offsets
+        tensors = sources.get(name, executable).subspans
         lines.append(f"{name}")
         lines.append(f"  export          {export.name}")
         if name in prints:
             lines.append(f"  fingerprint     {prints[name][:len('sha256:') + 16]}")
         for binding in export.layout.bindings:
-            holds = types[binding.index] if binding.index < len(types) and types[binding.index] else ""
             access = "read-only" if binding.read_only else "read-write"
-            at = offsets[binding.index] if binding.index < len(offsets) else ()
-            where = f" at byte offset {', '.join(map(str, at))}" if at else ""
-            lines.append(f"  binding {binding.index}       {access:10} {holds}{where}".rstrip())
+            held = [s.describe() for s in tensors if s.binding == binding.index] or [""]
+            for number, tensor in enumerate(held):
+                head = f"binding {binding.index}" if number == 0 else ""
+                lines.append(f"  {head:15} {access if number == 0 else '':10} {tensor}".rstrip())
         lines.append(f"  push constants  {export.layout.constants} (32-bit)")
         lines.append(f"  workload        {export.workload} value(s): "
                      + (", ".join(f"w{i}" for i in range(export.workload)) or "none"))
+        if name not in translated:
+            why = failures.get(name, "not translated")
+            lines.append(f"  codegen fails   IREE's {target} codegen: {why}")
+            lines.append("")
+            continue
         size = "x".join(str(n) for n in export.workgroup_size) if export.workgroup_size else "-"
         lines.append(f"  workgroup size  {size}")
         count = workload_names(export.count_text).replace("\n", "; ") or "-"

@@ -46,14 +46,44 @@ class Export:
 class Subspan:
     """One tensor an executable reads or writes through a binding."""
     binding: int
-    offset: int | str         # bytes from the binding's start, or "from push constants"
+    offset: int | str         # bytes from the binding's start, or "from push constants 0, 1"
     access: str               # "readonly", "writeonly", "readwrite"
     element: str              # "f32"
     shape: tuple[int | None, ...]   # None: a dynamic dimension
+    # Per dynamic dimension, in order: the push constants its size is computed
+    # from (a 64-bit size is two: low word, high word) and the workload value
+    # it is passed as (w<N>), or None.
+    dynamic_dims: tuple[tuple[tuple[int, ...], int | None], ...] = ()
 
     @property
     def dynamic(self) -> bool:
         return None in self.shape
+
+    def dims(self) -> list[str]:
+        """Each dimension as a kernel's author reads it: ``64``, ``?(push constants 4, 5 = w0)``."""
+        named, found = iter(self.dynamic_dims), []
+        for size in self.shape:
+            if size is not None:
+                found.append(str(size))
+                continue
+            constants, workload = next(named, ((), None))
+            found.append(f"?({push_constants(constants)}"
+                         + (f" = w{workload}" if workload is not None else "") + ")"
+                         if constants else "?")
+        return found
+
+    def describe(self) -> str:
+        """``writeonly 64x55x55xf32 at byte offset 3154176``."""
+        where = f"at byte offset {self.offset}" if isinstance(self.offset, int) else \
+            f"at a byte offset {self.offset}"
+        return f"{self.access} {'x'.join(self.dims() + [self.element])} {where}"
+
+
+def push_constants(ordinals) -> str:
+    """``push constant 2``, ``push constants 4, 5``."""
+    ordinals = list(ordinals)
+    return (f"push constant{'s' if len(ordinals) > 1 else ''} "
+            f"{', '.join(map(str, ordinals))}")
 
 
 @dataclass(frozen=True)
@@ -127,56 +157,116 @@ def _executable(name: str, op) -> Executable:
             ir.StringAttr(attrs["sym_name"]).value,
             ir.IntegerAttr(attrs["ordinal"]).value if "ordinal" in attrs else len(exports),
             parse_layout(layout), size, layout, _workload(export), _count_text(export)))
-    text, count = _text(variant), len(exports[0].layout.bindings) if exports else 0
+    count = len(exports[0].layout.bindings) if exports else 0
+    found = subspans(variant)
     return Executable(name, backend, fmt, tuple(exports),
                       ir.StringAttr(variant.attributes["sym_name"]).value, target,
-                      _binding_types(text, count), binding_offsets(text, count),
-                      subspans(text))
+                      binding_types(found, count), binding_offsets(found, count), found)
 
 
-_SUBSPAN_RE = re.compile(r"binding\((\d+)\)[^\n]*?: !iree_tensor_ext\.dispatch\.tensor<(\w+:tensor<[^>]*>)>")
+def binding_types(found: tuple[Subspan, ...], count: int) -> tuple[str, ...]:
+    """What each binding holds (its first tensor), e.g. ``readonly:tensor<?x23xf32>``."""
+    first: dict[int, str] = {}
+    for s in found:
+        dims = ["?" if d is None else str(d) for d in s.shape]
+        first.setdefault(s.binding, f"{s.access}:tensor<{'x'.join(dims + [s.element])}>")
+    return tuple(first.get(i, "") for i in range(count))
 
 
-def _binding_types(text: str, count: int) -> tuple[str, ...]:
-    """What each binding holds, from the subspans of an untranslated executable."""
-    found = {int(i): kind for i, kind in _SUBSPAN_RE.findall(text)}
-    return tuple(found.get(i, "") for i in range(count))
+def binding_offsets(found: tuple[Subspan, ...], count: int) -> tuple[tuple[int | str, ...], ...]:
+    """Per binding, the byte offsets its tensors start at, in order, each once.
 
-
-_OFFSET_RE = re.compile(r"binding\((\d+)\)[^\n]*? offset\((%[\w.$#-]+)\)")
-_INDEX_CONSTANT_RE = re.compile(r"^\s*(%[\w.$-]+) = arith\.constant (\d+) : index$", re.M)
-
-
-def binding_offsets(text: str, count: int) -> tuple[tuple[int | str, ...], ...]:
-    """Per binding, the byte offsets of its subspans in an untranslated executable, in order.
-
-    A constant offset is its value; one IREE passes at run time (computed from
-    push constants) is ``"from push constants"``.
+    A constant offset is its value; one IREE passes at run time is
+    ``"from push constants N, M"``.
     """
-    constants = {name: int(value) for name, value in _INDEX_CONSTANT_RE.findall(text)}
-    found: dict[int, list[int | str]] = {}
-    for binding, offset in _OFFSET_RE.findall(text):
-        value = constants.get(offset, "from push constants")
-        if value not in found.setdefault(int(binding), []):
-            found[int(binding)].append(value)
-    return tuple(tuple(found.get(i, ())) for i in range(count))
+    offsets: dict[int, list[int | str]] = {}
+    for s in found:
+        if s.offset not in offsets.setdefault(s.binding, []):
+            offsets[s.binding].append(s.offset)
+    return tuple(tuple(offsets.get(i, ())) for i in range(count))
 
 
-_SUBSPAN_LINE_RE = re.compile(
-    r"hal\.interface\.binding\.subspan [^\n]*?binding\((\d+)\)(?:[^\n]*? offset\((%[\w.$#-]+)\))?"
-    r"[^\n]*?: !iree_tensor_ext\.dispatch\.tensor<(\w+):tensor<([^>]*)>>")
+_DISPATCH_TENSOR_RE = re.compile(r"dispatch\.tensor<(\w+):tensor<([^>]*)>>")
 
 
-def subspans(text: str) -> tuple[Subspan, ...]:
-    """Every tensor of an untranslated executable's bindings, in the order its code takes them."""
-    constants = {name: int(value) for name, value in _INDEX_CONSTANT_RE.findall(text)}
+def subspans(variant) -> tuple[Subspan, ...]:
+    """Every tensor of an untranslated executable's bindings, in the order its code takes them.
+
+    ``variant``: the hal.executable.variant op. Offsets and dynamic sizes are
+    traced back through IREE's casts, ``util.assume.int`` and
+    ``dispatch.workload.ordinal`` to the push constants they are loaded from.
+    """
+    from iree.compiler import ir
+
     found = []
-    for binding, offset, access, tensor in _SUBSPAN_LINE_RE.findall(text):
-        *dims, element = tensor.split("x")
-        found.append(Subspan(int(binding),
-                             constants.get(offset, "from push constants") if offset else 0,
-                             access, element, tuple(None if d == "?" else int(d) for d in dims)))
+    for op in _walk(variant, "hal.interface.binding.subspan"):
+        tensor = _DISPATCH_TENSOR_RE.search(str(op.results[0].type))
+        if tensor is None:
+            continue
+        access, shape_text = tensor.groups()
+        *dims, element = shape_text.split("x")
+        shape = tuple(None if d == "?" else int(d) for d in dims)
+        segments = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"])) \
+            if "operandSegmentSizes" in op.attributes else [0, 0]
+        operands = list(op.operands)
+        offset: int | str = 0
+        if segments[0]:
+            value = _constant(operands[0])
+            constants = _traced(operands[0])[0]
+            offset = value if value is not None else \
+                f"from {push_constants(constants) if constants else 'push constants'}"
+        dynamic = tuple(_traced(v) for v in operands[segments[0]:])
+        found.append(Subspan(ir.IntegerAttr(op.attributes["binding"]).value, offset, access,
+                             element, shape, dynamic))
     return tuple(found)
+
+
+def _constant(value) -> int | None:
+    from iree.compiler import ir
+
+    owner = value.owner
+    if getattr(owner, "name", "") != "arith.constant":
+        return None
+    try:
+        return ir.IntegerAttr(owner.attributes["value"]).value
+    except (TypeError, ValueError):
+        return None
+
+
+def _traced(value, depth: int = 0) -> tuple[tuple[int, ...], int | None]:
+    """The push constants ``value`` is computed from, and the workload value it is (or None)."""
+    from iree.compiler import ir
+
+    owner = value.owner
+    name = getattr(owner, "name", "")
+    if depth > 32 or not name or name == "arith.constant":
+        return (), None
+    if name == "hal.interface.constant.load":
+        return (ir.IntegerAttr(owner.attributes["ordinal"]).value,), None
+    operands = list(owner.operands)
+    if name == "util.assume.int" and isinstance(value, ir.OpResult):
+        operands = [operands[value.result_number]]
+    constants, workload = set(), None
+    for operand in operands:
+        more, inner = _traced(operand, depth + 1)
+        constants.update(more)
+        workload = workload if workload is not None else inner
+    if name == "iree_tensor_ext.dispatch.workload.ordinal":
+        workload = ir.IntegerAttr(owner.attributes["ordinal"]).value
+    return tuple(sorted(constants)), workload
+
+
+def _walk(parent, name: str) -> list:
+    """Every op named ``name`` nested anywhere in ``parent``, in order."""
+    found = []
+    for region in parent.regions:
+        for block in region.blocks:
+            for op in block.operations:
+                op = op.operation
+                if op.name == name:
+                    found.append(op)
+                found += _walk(op, name)
+    return found
 
 
 def _count_text(export) -> str:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from . import ptx
 from .dump import workload_names
 from .errors import UserError
-from .executables import Executable
+from .executables import Executable, Subspan
 from .render import render
 
 LANGUAGES = {  # language: (target, suffix, template, mode)
@@ -61,8 +61,12 @@ def skeleton(language: str, model: str, target: str, source: Executable,
         return Skeleton(file, dumped_source, entry)
     export = translated.export
     size = list(export.workgroup_size or (1, 1, 1)) + [1, 1, 1]
+    output = next((t for t in source.subspans if t.access != "readonly"), None)
     text = render(template, comment="//", model=model, target=target, executable=source,
                   export=source.export, mode=mode, types=source.binding_types,
+                  tensors=[[t.describe() for t in source.subspans if t.binding == b.index]
+                           for b in source.export.layout.bindings],
+                  output=output, outputs=output_count(output, language),
                   offsets=source.binding_offsets,
                   ctypes=[_element_type(t, _C_TYPES, "uint8_t") for t in source.binding_types],
                   glsltypes=[_element_type(t, _GLSL_TYPES, "uint") for t in source.binding_types],
@@ -71,6 +75,31 @@ def skeleton(language: str, model: str, target: str, source: Executable,
                   launch_count=workload_names(export.count_text).replace("\n", "; ") or "-",
                   entry=ptx.entry_name(source.export.name))
     return Skeleton(file, text, entry)
+
+
+def output_count(output: Subspan | None, language: str) -> str:
+    """The element count of ``output`` as an expression of ``language``; '' where unknown.
+
+    A dynamic size is its push constant (the low word of a 64-bit one: sizes
+    past 2**32 elements are not expected here).
+    """
+    if output is None:
+        return ""
+    named, factors = iter(output.dynamic_dims), []
+    static = 1
+    for size in output.shape:
+        if size is not None:
+            static *= size
+            continue
+        constants, _ = next(named, ((), None))
+        if not constants or len(constants) > 2:
+            return ""
+        low = constants[0]
+        factors.append(f"push_constants.values[{low}]" if language == "glsl" else f"c{low}")
+    suffix = "" if language == "c" else "u"
+    if static != 1 or not factors:
+        factors.append(f"{static}{suffix}")
+    return " * ".join(factors)
 
 
 def _element_type(binding_type: str, types: dict[str, str], fallback: str) -> str:

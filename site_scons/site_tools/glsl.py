@@ -8,7 +8,9 @@ Variables:
   GLSL_TARGET_ENV   Vulkan version the SPIR-V is for, default vulkan1.0
   GLSL_CPPPATH      include directories (shaders need #extension
                     GL_GOOGLE_include_directive : require); dependencies come from
-                    the compiler's depfile, shader.spv.d, however includes are found
+                    the compiler's depfile, shader.spv.d, however includes are found.
+                    The package's own (iree_kernels.include_path(): #include
+                    "iree_kernels/grid.glsl") is searched after them
   GLSL_CPPDEFINES   preprocessor definitions
   GLSLANG, GLSLANGFLAGS, GLSLC, GLSLCFLAGS   the programs and extra flags
   SPIRVCOM, SPIRVCOMSTR   the command line and its short form
@@ -23,7 +25,7 @@ import SCons.Builder
 import SCons.Util
 
 from iree_kernels import toolchains
-from iree_kernels_scons import program, whole_file_command
+from iree_kernels_scons import package_include, program, whole_file_command
 from iree_kernels_scons_depfiles import (CANONICAL_DEPFILE, NO_SOURCE_SCANNER, depfile_emitter,
                                           depfile_scanner)
 
@@ -38,7 +40,8 @@ def generate(env):
         GLSLANGFLAGS=SCons.Util.CLVar(""),
         GLSLC=program(toolchains.on_path("glslc") or "glslc"),
         GLSLCFLAGS=SCons.Util.CLVar("-O"),
-        _GLSL_INCFLAGS='${_concat("-I", GLSL_CPPPATH, "", __env__, RDirs, TARGET, SOURCE)}',
+        _GLSL_INCFLAGS='${_concat("-I", GLSL_CPPPATH, "", __env__, RDirs, TARGET, SOURCE)} '
+                      '$( $IREE_KERNELS_INCFLAG $)',
         _GLSL_DEFFLAGS='${_defines("-D", GLSL_CPPDEFINES, "", __env__, TARGET, SOURCE)}',
         SPIRV_GLSLANGCOM="$( $GLSLANG $) -V --quiet --target-env $GLSL_TARGET_ENV -S comp "
                          "$GLSLANGFLAGS $_GLSL_INCFLAGS $_GLSL_DEFFLAGS $( --depfile ${TARGETS[1]} $) "
@@ -49,10 +52,11 @@ def generate(env):
         SPIRVCOM="${SPIRV_GLSLCCOM if GLSL_COMPILER == 'glslc' else SPIRV_GLSLANGCOM}",
         SPIRVCOMSTR="",
     )
+    package_include(env, "_GLSL_SCANPATH", "GLSL_CPPPATH")
     env["BUILDERS"]["Spirv"] = SCons.Builder.Builder(
         action=[whole_file_command("SPIRVCOM", "$SPIRVCOMSTR"), CANONICAL_DEPFILE], suffix=".spv",
         src_suffix=[".glsl", ".comp"], source_scanner=NO_SOURCE_SCANNER,
-        target_scanner=depfile_scanner("GlslScanner", [".glsl", ".comp"], "GLSL_CPPPATH"),
+        target_scanner=depfile_scanner("GlslScanner", [".glsl", ".comp"], "_GLSL_SCANPATH"),
         emitter=depfile_emitter)
 
 

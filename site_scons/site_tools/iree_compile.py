@@ -12,16 +12,19 @@ and on every ``#hal.executable.object<{path = ...}>`` those files name.
 """
 from __future__ import annotations
 
+import os
 import re
 import shlex
+from pathlib import Path
 
 import SCons.Builder
 import SCons.Scanner
 import SCons.Util
 
-from iree_kernels import toolchains
+from iree_kernels import executables, toolchains, translation
 from iree_kernels.manifest import object_paths
-from iree_kernels_scons import program, whole_file_command
+from iree_kernels.program import Program
+from iree_kernels_scons import program, whole_file_command, write_atomically
 
 _SUBSTITUTE_RE = re.compile(r"^--iree-hal-substitute-executable-(source|object|configuration)=[^=]+=(.+)$")
 
@@ -63,6 +66,38 @@ def scan_source_substitutions(node, env, path):
     return [top.File(p) for p in _substituted_paths(node.get_text_contents(), ("source",))]
 
 
+def explain_module_failure(target, source, env, output: str) -> str:
+    """One line for a failed module compile; IREE's whole output goes to a file beside the model's.
+
+    Where IREE's errors point into executables of the program (codegen
+    failures), the line names the model, the target and each executable with
+    its export, as the codegen cache does; so ``scons -k`` prints one line per
+    model instead of IREE's dumps of the failing IR.
+    """
+    module = Path(target[0].get_abspath())
+    model, target_name = module.stem, module.parent.name
+    log = module.parent / model / "compile-errors.log"
+    write_atomically(str(log), output)
+    shown = os.path.relpath(log)
+    program = str(source[0])
+    text = Path(source[0].get_abspath()).read_text(encoding="utf-8", errors="replace")
+    failed = translation.failed_executables(output, program, text)
+    if not failed:
+        first = toolchains.printed_error(output) or next(
+            (line.strip() for line in output.splitlines() if line.strip()), "no output")
+        return f"iree-compile failed for model '{model}' on {target_name}: {first}; " \
+               f"its whole output: {shown}"
+    described = []
+    with Program(text, program) as parsed:
+        for name, message in failed.items():
+            export = executables.read_executables(parsed.executable_text(name), program)[name].export
+            described.append(f"{name} (export {export.name}, {export.layout.describe()}): "
+                             f"{message}")
+    return (f"IREE's {target_name} codegen fails for {len(described)} executable(s) of model "
+            f"'{model}': {'; '.join(described)}. A wrapped kernel (mode = \"wrapped\") replaces "
+            f"an executable without IREE compiling it. IREE's errors: {shown}")
+
+
 def _flag_file_args(target, source, env, for_signature):
     return [f"@{s}" for s in source[1:]]
 
@@ -80,7 +115,8 @@ def generate(env):
     scanner = SCons.Scanner.Scanner(scan_substitutions, name="IreeSubstitutionScanner",
                                     skeys=[".flags", ".mlir"], recursive=True)
     env["BUILDERS"]["IreeModule"] = SCons.Builder.Builder(
-        action=whole_file_command("IREE_COMPILECOM", "$IREE_COMPILECOMSTR"),
+        action=whole_file_command("IREE_COMPILECOM", "$IREE_COMPILECOMSTR",
+                                  explain=explain_module_failure),
         suffix=".vmfb", src_suffix=".mlir", source_scanner=scanner)
     env["BUILDERS"]["IreeExecutableSources"] = SCons.Builder.Builder(
         action=whole_file_command("IREE_DUMPCOM", "$IREE_DUMPCOMSTR"),

@@ -21,7 +21,8 @@ from pathlib import Path
 import SCons.Action
 import SCons.Builder
 
-from iree_kernels import dump, executables, selection, toolchains
+from iree_kernels import dump, executables, selection, toolchains, translation
+from iree_kernels.program import Program
 from iree_kernels_scons import reporting_user_errors, write_atomically
 
 
@@ -36,20 +37,38 @@ def write_dump(target, source, env):
     program = Path(sources_dump).read_text(encoding="utf-8")
     if "sources" in kinds:
         dump.write_sources(program, sources_dump, folder / "sources")
+    compile_ = [env.subst("$IREE_COMPILE"), f"@{options}"]
+    with Program(program, sources_dump) as parsed:
+        every = parsed.executables()
+    # Each executable apart: one IREE cannot translate leaves the others listed.
+    result = translation.translate(
+        lambda argv: toolchains.run([*compile_, *argv, *dump.dump_flags(kinds, folder, True)],
+                                    sources_dump, "translate the executables"),
+        every, folder)
     translated = folder / "executables.targets.mlir"
-    compile_ = [env.subst("$IREE_COMPILE"), sources_dump, f"@{options}",
-                "--compile-from=executable-sources"]
-    toolchains.run(compile_ + ["--compile-to=executable-targets",
-                               *dump.dump_flags(kinds, folder, True), "-o", str(translated)],
-                   sources_dump)
-    if any(k in dump.AFTER_TRANSLATION for k in kinds):
-        toolchains.run(compile_ + [*dump.dump_flags(kinds, folder, False), "-o", "/dev/null"],
-                       sources_dump)
+    log = folder / "codegen-errors.log"
+    log.unlink(missing_ok=True)
+    if result.failures:
+        write_atomically(str(log), result.log + "\n")
+        translated.write_text(result.text, encoding="utf-8")
+    after = [k for k in kinds if k in dump.AFTER_TRANSLATION]
+    if after and not result.failures:
+        toolchains.run([*compile_, sources_dump, "--compile-from=executable-sources",
+                        *dump.dump_flags(kinds, folder, False), "-o", "/dev/null"], sources_dump)
+    elif after:
+        toolchains.run([*compile_, str(translated), "--compile-from=executable-targets",
+                        "--iree-hal-link-executables=false",
+                        *dump.dump_flags(["binaries"] if "binaries" in after else [], folder,
+                                         False), "-o", "/dev/null"], str(translated))
     text = dump.listing(
         model, env["IREE_DUMP_TARGET"],
         executables.read_executables(translated.read_text(), str(translated)),
         executables.read_executables(program, sources_dump),
-        selection.fingerprints(program, sources_dump))
+        selection.fingerprints(program, sources_dump), result.failures)
+    if result.failures:
+        text += (f"\nIREE's errors: {log}"
+                 + ("; no benchmarks dumped: the model's compile fails" if "benchmarks" in after
+                    else "") + "\n")
     write_atomically(target[0].abspath, text)
     print(text + f"(files in {folder})\n", end="")
 

@@ -8,7 +8,9 @@ Variables:
   CUDA_ARCH         GPU architecture, default sm_80 (IREE 3.13 targets sm_80;
                     its PTX is JIT-compiled on newer GPUs)
   CUDA_CPPPATH      include directories (dependencies come from the compiler's
-                    depfile, kernel.ptx.d, however includes are found)
+                    depfile, kernel.ptx.d, however includes are found). The
+                    package's own (iree_kernels.include_path(): #include
+                    "iree_kernels/grid.cuh") is searched after them
   CUDA_CPPDEFINES   preprocessor definitions
   NVCC, NVCCFLAGS   the nvcc program and extra flags
   CLANG_CUDA, CLANG_CUDAFLAGS   the clang program and extra flags
@@ -26,7 +28,7 @@ import SCons.Util
 
 import iree_kernels
 from iree_kernels import toolchains
-from iree_kernels_scons import file_argument, program, whole_file_command
+from iree_kernels_scons import file_argument, package_include, program, whole_file_command
 from iree_kernels_scons_depfiles import (CANONICAL_DEPFILE, NO_SOURCE_SCANNER, depfile_emitter,
                                           depfile_scanner)
 
@@ -43,7 +45,8 @@ def generate(env):
         CLANG_CUDA=program(toolchains.on_path("clang") or "clang"),
         CLANG_CUDAFLAGS=SCons.Util.CLVar("-O3"),
         CLANG_CUDA_PRELUDE=file_argument(str(CLANG_PRELUDE)),
-        _CUDA_INCFLAGS='${_concat("-I", CUDA_CPPPATH, "", __env__, RDirs, TARGET, SOURCE)}',
+        _CUDA_INCFLAGS='${_concat("-I", CUDA_CPPPATH, "", __env__, RDirs, TARGET, SOURCE)} '
+                      '$( $IREE_KERNELS_INCFLAG $)',
         _CUDA_DEFFLAGS='${_defines("-D", CUDA_CPPDEFINES, "", __env__, TARGET, SOURCE)}',
         PTX_NVCCCOM="$( $NVCC $) -ptx -arch=$CUDA_ARCH $NVCCFLAGS $_CUDA_INCFLAGS $_CUDA_DEFFLAGS "
                     "$_PTX_DEPFLAGS $SOURCE -o $TARGET",
@@ -55,11 +58,12 @@ def generate(env):
         PTXCOM="${PTX_CLANGCOM if CUDA_COMPILER == 'clang' else PTX_NVCCCOM}",
         PTXCOMSTR="",
     )
+    package_include(env, "_CUDA_SCANPATH", "CUDA_CPPPATH")
     env["BUILDERS"]["Ptx"] = SCons.Builder.Builder(
         action=[whole_file_command("PTXCOM", "$PTXCOMSTR"), CANONICAL_DEPFILE],
         suffix=".ptx", src_suffix=".cu",
         source_scanner=NO_SOURCE_SCANNER,
-        target_scanner=depfile_scanner("CudaScanner", [".cu", ".cuh"], "CUDA_CPPPATH"),
+        target_scanner=depfile_scanner("CudaScanner", [".cu", ".cuh"], "_CUDA_SCANPATH"),
         emitter=[_prelude_emitter, depfile_emitter])
 
 

@@ -35,8 +35,6 @@ targets = ["llvm-cpu", "vulkan", "cuda"]
 GLSL = (REPO / "kernels/vulkan/elementwise.glsl").read_text()
 CUDA = (REPO / "kernels/cuda/elementwise.cu").read_text()
 C = (REPO / "kernels/cpu/saxpy.c").read_text()
-GRID_CUH = (REPO / "kernels/cuda/grid.cuh").read_text()
-GRID_GLSL = (REPO / "kernels/vulkan/grid.glsl").read_text()
 
 
 def sub(model="mlp", target="llvm-cpu", executable="main_dispatch_1",
@@ -344,7 +342,7 @@ def run_bad_input(project, case, monkeypatch, tmp_path) -> None:
     write_files(project.root, {
         "kernels/k.mlir": SQUARE, "kernels/k.txt": "", "kernels/k.ptx": ".version 9.0\n",
         "kernels/k.o": b"\x7fELF", "kernels/k.spv": b"\x03\x02\x23\x07", "kernels/k.c": C,
-        "kernels/grid.cuh": GRID_CUH, "kernels/grid.glsl": GRID_GLSL, **case.files})
+        **case.files})
     if case.manifest is not None:
         project.write("kernels/demo.toml", case.manifest)
     outside = snapshot(tmp_path, project.root)

@@ -157,7 +157,6 @@ MLP_INPUTS = ["4x8xf32=1", "8x16xf32=0.5", "16xf32=-1 0 1 2 -1 0 1 2 -1 0 1 2 -1
 def test_kernel_edits_never_rerun_the_front_end_and_substitutions_win(project):
     project.copy(REPO / "models/mlp.mlir", "models/mlp.mlir")
     project.copy(REPO / "kernels/llvm-cpu/mlp_square_relu.mlir", "kernels/square.mlir")
-    project.copy(REPO / "kernels/vulkan/grid.glsl", "kernels/grid.glsl")
     project.copy(REPO / "kernels/vulkan/mlp_bias_relu_rowsum.glsl", "kernels/rowsum.glsl")
     project.write("kernels/mlp.toml", MLP_MANIFEST)
     first = project.scons("EXECUTABLE_CACHE=1")

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 from conftest import REPO, SCONS
+from iree_kernels import toolchains
 
 SCONSTRUCT = """\
 import iree_kernels
@@ -23,6 +24,23 @@ target = "llvm-cpu"
 executable = "main_dispatch_0"
 file = "kernels/saxpy.c"
 workgroup_count = ["ceildiv(w0, 1024)"]
+
+[models.ew]
+source = "models/elementwise.mlir"
+targets = ["vulkan", "cuda"]
+
+# Both include the grid header installed with the package: "iree_kernels/grid.*".
+[[substitutions]]
+model = "ew"
+target = "vulkan"
+executable = "main_dispatch_0"
+file = "kernels/ew.glsl"
+
+[[substitutions]]
+model = "ew"
+target = "cuda"
+executable = "main_dispatch_0"
+file = "kernels/ew.cu"
 """
 
 
@@ -43,15 +61,29 @@ def test_consumer_repo_builds_and_checks_with_the_installed_package(tmp_path):
     (consumer / "kernels/kernels.toml").write_text(MANIFEST)
     shutil.copy(REPO / "kernels/cpu/saxpy.c", consumer / "kernels/saxpy.c")
     shutil.copy(REPO / "models/saxpy.mlir", consumer / "models/saxpy.mlir")
+    shutil.copy(REPO / "kernels/vulkan/elementwise.glsl", consumer / "kernels/ew.glsl")
+    shutil.copy(REPO / "kernels/cuda/elementwise.cu", consumer / "kernels/ew.cu")
+    shutil.copy(REPO / "models/elementwise.mlir", consumer / "models/elementwise.mlir")
+    (consumer / "models/elementwise.expected.toml").write_text(
+        '[[case]]\nfunction = "main"\ninputs = ["1000xf32=2", "1000xf32=3"]\n'
+        'outputs = ["1000xf32=8"]\n')
     (consumer / "models/saxpy.expected.toml").write_text(
         '[[case]]\nfunction = "main"\ninputs = ["3000xf32=1", "3000xf32=2"]\n'
         'outputs = ["3000xf32=4"]\n')
 
     environment = {**os.environ, "PYTHONPATH": str(site)}
-    result = subprocess.run([str(SCONS), "-Q", "check"], cwd=consumer, env=environment,
-                            capture_output=True, text=True)
+    headers = site / "iree_kernels/data/include/iree_kernels"
+    assert sorted(p.name for p in headers.iterdir()) == ["grid.cuh", "grid.glsl"]
+    result = subprocess.run([str(SCONS), "-Q", "check", "IREE_TARGETS=llvm-cpu,vulkan"],
+                            cwd=consumer, env=environment, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "1 case(s) of models/saxpy.expected.toml matched on local-sync" in result.stdout
+    assert "of models/elementwise.expected.toml matched on vulkan" in result.stdout
+    if toolchains.nvcc():
+        result = subprocess.run([str(SCONS), "-Q", "build/kernels/ew.ptx", "--tree=prune"],
+                                cwd=consumer, env=environment, capture_output=True, text=True)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert f"{headers / 'grid.cuh'}" in result.stdout     # a dependency, found installed
     assert str(site) in subprocess.run(
         [sys.executable, "-c", "import iree_kernels; print(iree_kernels.tool_path())"],
         env=environment, capture_output=True, text=True, cwd=tmp_path).stdout

@@ -39,10 +39,11 @@ file = "kernels/matmul.cu"
 def cuda_project(project):
     project.copy(REPO / "models/elementwise.mlir", "models/ew.mlir")
     project.copy(REPO / "models/mlp.mlir", "models/mlp.mlir")
-    project.copy(REPO / "kernels/cuda/grid.cuh", "kernels/grid.cuh")
-    project.write("kernels/ew.cu", KERNEL)
+    # A header of the project's own beside the kernel; matmul.cu takes the package's.
+    project.copy(REPO / "site_scons/iree_kernels/data/include/iree_kernels/grid.cuh", "kernels/grid.cuh")
+    project.write("kernels/ew.cu", KERNEL.replace('"iree_kernels/grid.cuh"', '"grid.cuh"'))
     project.write("kernels/matmul.cu", (REPO / "kernels/cuda/mlp_matmul.cu").read_text()
-                  .replace('#include "grid.cuh"', '#define FOR_EACH_THREAD(i, n) '
+                  .replace('#include "iree_kernels/grid.cuh"', '#define FOR_EACH_THREAD(i, n) '
                            'for (unsigned int i = threadIdx.x; i < (n); i += blockDim.x)'))
     project.write("kernels/demo.toml", MANIFEST)
     return project

@@ -340,7 +340,6 @@ def test_a_checkout_in_a_folder_named_like_code_runs_nothing(tmp_path, monkeypat
     shutil.copy(REPO / "kernels/llvm-cpu/mlp_square_relu.mlir", checkout / "kernels/square.mlir")
     shutil.copy(REPO / "kernels/cpu/saxpy.c", checkout / "kernels/saxpy.c")
     shutil.copy(REPO / "kernels/vulkan/elementwise.glsl", checkout / "kernels/elementwise.glsl")
-    shutil.copy(REPO / "kernels/vulkan/grid.glsl", checkout / "kernels/grid.glsl")
     (checkout / "kernels/demo.toml").write_text(
         '[models.mlp]\nsource = "models/mlp.mlir"\ntargets = ["llvm-cpu"]\n'
         '[models.ew]\nsource = "models/elementwise.mlir"\ntargets = ["llvm-cpu", "vulkan"]\n'

@@ -39,7 +39,7 @@ executable = "main_dispatch_1"
 file = "{SHADER}"
 """
 FILES = ["models/mlp.mlir", "models/elementwise.mlir", "kernels/llvm-cpu/mlp_square_relu.mlir",
-         SHADER, "kernels/vulkan/grid.glsl"]
+         SHADER]
 MODULES = ["build/llvm-cpu/elementwise.vmfb", "build/llvm-cpu/mlp.vmfb", "build/vulkan/mlp.vmfb"]
 ARCHIVE = "build/release/iree-kernels-release.tar.gz"
 LOCK = "build/release/iree-kernels-release.lock.json"

@@ -14,7 +14,9 @@ needs_device = pytest.mark.skipif(
     "vulkan" not in runtime.available_drivers(toolchains.iree_tool("iree-run-module")),
     reason="no Vulkan device (./setup.sh installs lavapipe)")
 
-SHADER = (REPO / "kernels/vulkan/elementwise.glsl").read_text()
+# The project's own copy of the grid header beside it (the demo takes the package's).
+SHADER = (REPO / "kernels/vulkan/elementwise.glsl").read_text().replace(
+    '"iree_kernels/grid.glsl"', '"grid.glsl"')
 MANIFEST = """
 [models.ew]
 source = "models/ew.mlir"
@@ -47,7 +49,7 @@ INPUTS = ["5xf32=1 2 3 4 5", "5xf32=10 20 30 40 50"]
 def vulkan_project(project):
     project.copy(REPO / "models/elementwise.mlir", "models/ew.mlir")
     project.copy(REPO / "models/mlp.mlir", "models/mlp.mlir")
-    project.copy(REPO / "kernels/vulkan/grid.glsl", "kernels/grid.glsl")
+    project.copy(REPO / "site_scons/iree_kernels/data/include/iree_kernels/grid.glsl", "kernels/grid.glsl")
     project.copy(REPO / "kernels/vulkan/mlp_bias_relu_rowsum.glsl", "kernels/rowsum.glsl")
     # a - a * b instead of a * b + a: the numbers show which kernel ran.
     project.write("kernels/ew.glsl", SHADER.replace("a[i] * b[i] + a[i]", "a[i] - a[i] * b[i]"))
@@ -85,7 +87,7 @@ def test_substituted_shader_computes_on_lavapipe(vulkan_project):
 def test_editing_an_include_rebuilds_only_its_dependants(vulkan_project):
     vulkan_project.scons()
     vulkan_project.write("kernels/rowsum.glsl", vulkan_project.read("kernels/rowsum.glsl")
-                         .replace('#include "grid.glsl"', '#define FOR_EACH_INVOCATION(i, n) '
+                         .replace('#include "iree_kernels/grid.glsl"', '#define FOR_EACH_INVOCATION(i, n) '
                                   'for (uint i = gl_LocalInvocationID.x; i < (n); i += 64)'))
     vulkan_project.scons()
     include = vulkan_project.root / "kernels/grid.glsl"

@@ -29,8 +29,8 @@ def test_dump_lists_each_executable_and_writes_its_sources(mlp):
     listing = mlp.read("build/cuda/mlp/dump/executables.txt")
     assert listing == build.stdout[build.stdout.index("# Executables"):].split("(files in")[0]
     assert "main_dispatch_1\n  export          main_dispatch_1_reduction_4x16_f32\n" in listing
-    assert "  binding 1       read-only  readonly:tensor<16xf32> at byte offset 0\n" in listing
-    assert "  binding 2       read-write writeonly:tensor<4xf32> at byte offset 0\n" in listing
+    assert "  binding 1       read-only  readonly 16xf32 at byte offset 0\n" in listing
+    assert "  binding 2       read-write writeonly 4xf32 at byte offset 0\n" in listing
     assert "  push constants  0 (32-bit)\n" in listing
     assert "  workgroup size  32x1x1\n" in listing
     dumped = mlp.root / "build/cuda/mlp/dump"

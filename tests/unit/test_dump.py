@@ -2,16 +2,33 @@
 from __future__ import annotations
 
 from iree_kernels import dump
-from test_scaffold import executable
+from iree_kernels.executables import read_executables
+from test_scaffold import DYNAMIC, MAX_POOL
 
 
 def test_the_listing_gives_each_bindings_tensor_access_and_byte_offset():
-    text = dump.listing("net", "vulkan", {"net$async_dispatch_6": executable()}, {})
-    assert "net$async_dispatch_6\n  export          net$async_dispatch_6_elementwise_96x3136_f32" \
-        in text
-    assert "binding 0       read-only  readonly:tensor<96x3136xf32> at byte offset 2525184" in text
-    assert "binding 2       read-write writeonly:tensor<96x3136xf32> at byte offset 0" in text
-    assert "workgroup size  16x4x1" in text
+    pool, = read_executables(MAX_POOL).values()
+    text = dump.listing("squeezenet", "vulkan", {pool.name: pool}, {pool.name: pool})
+    assert f"{pool.name}\n  export          {pool.export.name}" in text
+    assert "binding 0       read-only  readonly 64x111x111xf32 at byte offset 0" in text
+    assert "binding 1       read-write writeonly 64x55x55xf32 at byte offset 3154176" in text
+
+
+def test_the_listing_names_dynamic_sizes_by_their_push_constants():
+    matmul, = read_executables(DYNAMIC).values()
+    text = dump.listing("layers", "vulkan", {matmul.name: matmul}, {matmul.name: matmul})
+    assert ("binding 3       read-write writeonly ?(push constants 4, 5 = w0)x24xf32 at a byte "
+            "offset from push constants 2, 3") in text
+
+
+def test_executables_codegen_fails_on_are_listed_from_their_sources_with_the_error():
+    pool, = read_executables(MAX_POOL).values()
+    text = dump.listing("squeezenet", "cuda", {}, {pool.name: pool},
+                        failures={pool.name: "'func.func' op failed to distribute"})
+    assert "IREE's cuda codegen fails for 1 of 1" in text
+    assert "binding 1       read-write writeonly 64x55x55xf32 at byte offset 3154176" in text
+    assert "codegen fails   IREE's cuda codegen: 'func.func' op failed to distribute" in text
+    assert "workgroup size" not in text
 
 
 def test_dumped_sources_are_public_and_keep_names_that_need_quoting(tmp_path):

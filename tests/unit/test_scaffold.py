@@ -6,23 +6,39 @@ import subprocess
 import pytest
 
 from iree_kernels import scaffold, toolchains
-from iree_kernels.executables import Binding, Executable, Export, Layout, binding_offsets
+from conftest import DATA
+from iree_kernels.executables import Binding, Executable, Export, Layout, read_executables
 
-SUBSPANS = """
-          %c0 = arith.constant 0 : index
-          %c2525184 = arith.constant 2525184 : index
-          %c62848 = arith.constant 62848 : index
-          %0 = hal.interface.binding.subspan layout(#l) binding(0) alignment(64) offset(%c2525184) flags("ReadOnly|Indirect") : !t
-          %1 = hal.interface.binding.subspan layout(#l) binding(1) alignment(64) offset(%c62848) flags(ReadOnly) : !t
-          %2 = hal.interface.binding.subspan layout(#l) binding(2) alignment(64) offset(%c0) flags(Indirect) : !t
-          %3 = hal.interface.binding.subspan layout(#l) binding(2) alignment(64) offset(%c62848) flags(Indirect) : !t
-          %4 = hal.interface.binding.subspan layout(#l) binding(3) alignment(64) offset(%9#1) flags(Indirect) : !t
-"""
+MAX_POOL = (DATA / "executables/squeezenet_max_pool.mlir").read_text()       # IREE 3.13's dump
+DYNAMIC = (DATA / "executables/layers_dynamic_matmul.mlir").read_text()
 
 
-def test_each_bindings_byte_offsets_are_read_from_its_subspans():
-    assert binding_offsets(SUBSPANS, 5) == ((2525184,), (62848,), (0, 62848),
-                                            ("from push constants",), ())
+def test_each_bindings_byte_offsets_and_tensors_are_read_from_its_subspans():
+    pool, = read_executables(MAX_POOL).values()
+    assert pool.binding_offsets == ((0,), (3154176,))
+    assert [s.describe() for s in pool.subspans] == [
+        "readonly 64x111x111xf32 at byte offset 0",
+        "writeonly 64x55x55xf32 at byte offset 3154176"]
+
+
+def test_dynamic_sizes_and_offsets_are_named_by_the_push_constants_holding_them():
+    matmul, = read_executables(DYNAMIC).values()
+    assert matmul.binding_offsets == (("from push constants 0, 1",), (0,), (0,),
+                                      ("from push constants 2, 3",))
+    described = {s.binding: s.describe() for s in matmul.subspans}
+    assert described[0] == ("readonly ?(push constants 4, 5 = w0)x23xf32 at a byte offset "
+                            "from push constants 0, 1")
+    assert described[3].startswith("writeonly ?(push constants 4, 5 = w0)x24xf32")
+    assert described[1] == "readonly 23x24xf32 at byte offset 0"
+
+
+def test_a_dynamic_skeleton_bounds_its_loop_by_the_push_constant_of_the_size():
+    matmul, = read_executables(DYNAMIC).values()
+    cuda = scaffold.skeleton("cuda", "layers", "cuda", matmul, matmul).text
+    glsl = scaffold.skeleton("glsl", "layers", "vulkan", matmul, matmul).text
+    assert "//   binding 3: read-write writeonly ?(push constants 4, 5 = w0)x24xf32" in cuda
+    assert "i < c4 * 24u;" in cuda
+    assert "i < push_constants.values[4] * 24u;" in glsl
 
 
 def executable() -> Executable:
@@ -48,6 +64,16 @@ def test_skeletons_state_and_apply_each_bindings_offset():
     assert "binding2 = " not in cuda                       # at offset 0: nothing to add
     assert "const uint BINDING1_START = 62848u / 4u;" in glsl
     assert "binding1 = (const float *)((const char *)binding1 + 62848);" in c
+
+
+def test_a_skeleton_of_a_real_dispatch_leaves_only_the_computation_to_write():
+    pool, = read_executables(MAX_POOL).values()
+    for language, target in (("cuda", "cuda"), ("glsl", "vulkan")):
+        text = scaffold.skeleton(language, "squeezenet", target, pool, pool).text
+        todo, = [line for line in text.splitlines() if "TODO" in line]
+        assert "compute output i (writeonly 64x55x55xf32 at byte offset 3154176, binding 1)" in todo
+        assert "< 193600u;" in text
+        assert "3154176" in text.split("void main()" if language == "glsl" else "__global__")[1]
 
 
 def test_skeletons_cover_all_three_dimensions_of_the_launch():

@@ -10,7 +10,7 @@ from conftest import DATA
 from iree_kernels import verification
 from iree_kernels.comparison import Tolerance
 from iree_kernels.errors import UserError
-from iree_kernels.executables import Subspan, subspans
+from iree_kernels.executables import Subspan, read_executables
 from iree_kernels.verification import Case, Region
 
 BENCHMARK = (DATA / "benchmarks/mlp_dispatch_0.mlir").read_text()   # IREE 3.13's own dump
@@ -44,18 +44,16 @@ def test_a_benchmark_in_another_form_is_refused_naming_the_function():
 
 
 def test_subspans_give_offset_type_shape_and_access():
-    text = """
-      %c0 = arith.constant 0 : index
-      %c3154176 = arith.constant 3154176 : index
-      %0 = hal.interface.binding.subspan layout(#l) binding(0) alignment(64) offset(%c0) flags("ReadOnly|Indirect") : !iree_tensor_ext.dispatch.tensor<readonly:tensor<64x111x111xf32>>
-      %1 = hal.interface.binding.subspan layout(#l) binding(1) alignment(64) offset(%c3154176) flags(Indirect) : !iree_tensor_ext.dispatch.tensor<writeonly:tensor<64x55x55xf32>>
-      %2 = hal.interface.binding.subspan layout(#l) binding(2) alignment(64) offset(%7) flags(Indirect) : !iree_tensor_ext.dispatch.tensor<readwrite:tensor<?x4xi32>>{%8}
-    """
-    assert subspans(text) == (
+    pool, = read_executables((DATA / "executables/squeezenet_max_pool.mlir").read_text()).values()
+    assert pool.subspans == (
         Subspan(0, 0, "readonly", "f32", (64, 111, 111)),
-        Subspan(1, 3154176, "writeonly", "f32", (64, 55, 55)),
-        Subspan(2, "from push constants", "readwrite", "i32", (None, 4)))
-    assert subspans(text)[2].dynamic
+        Subspan(1, 3154176, "writeonly", "f32", (64, 55, 55)))
+    matmul, = read_executables(
+        (DATA / "executables/layers_dynamic_matmul.mlir").read_text()).values()
+    dynamic = [s for s in matmul.subspans if s.binding == 3][0]
+    assert dynamic == Subspan(3, "from push constants 2, 3", "writeonly", "f32", (None, 24),
+                              (((4, 5), 0),))
+    assert dynamic.dynamic
 
 
 CASE = Case("f", [(0, 64), (64, 64)])

@@ -1,5 +1,7 @@
-// Shared by the demo kernels: a grid-stride loop over n items, so a kernel
-// covers the whole problem whatever grid and block IREE launches it with.
+// A grid-stride loop over n items, so a kernel covers the whole problem
+// whatever grid and block IREE launches it with (all three dimensions of each).
+// #include "iree_kernels/grid.cuh"; shipped with iree-kernels, whose build puts
+// its folder on the include path.
 #pragma once
 
 __device__ __forceinline__ unsigned int global_thread_index() {
