@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-void squeezenet_squeezenet_async_dispatch_1(
+void squeezenet_maxpool(
     const float *binding0,
     float *binding1,
     size_t id_x, size_t id_y, size_t id_z,
