@@ -13,7 +13,10 @@ layout(local_size_x = 2, local_size_y = 2, local_size_z = 16) in;
 layout(set = 0, binding = 0) readonly buffer Binding0 { float data[]; } binding0;
 layout(set = 0, binding = 1) buffer Binding1 { float data[]; } binding1;
 
-// TODO: binding0's tensors start at byte offsets 1119744, 0 into its buffer.
+// binding0 holds two tensors: the squares of the input, zero-padded by 2
+// channels on each side (100x54x54), 1119744 bytes in, and the input itself at 0.
+const uint SQUARES_START = 1119744u / 4u;
+const uint INPUT_START = 0u;
 // binding1's tensor starts 2286144 bytes into its buffer: index binding1.data[BINDING1_START + k].
 const uint BINDING1_START = 2286144u / 4u;
 
@@ -23,7 +26,12 @@ void main() {
   uint invocations = size.x * size.y * size.z;
   uint first = (gl_GlobalInvocationID.z * size.y + gl_GlobalInvocationID.y) * size.x
                + gl_GlobalInvocationID.x;
-  for (uint i = first; i < 0u /* TODO: the number of outputs */; i += invocations) {
-    // TODO: compute output i from the inputs.
+  for (uint i = first; i < 96u * 54u * 54u; i += invocations) {
+    uint c = i / (54u * 54u), pixel = i % (54u * 54u);
+    float sum = 0.0;
+    for (uint k = 0u; k < 5u; ++k)
+      sum += binding0.data[SQUARES_START + (c + k) * 54u * 54u + pixel];
+    float scale = pow(sum / 5.0 * 9.99999974e-5 + 1.0, 0.75);
+    binding1.data[BINDING1_START + i] = binding0.data[INPUT_START + i] / scale;
   }
 }
