@@ -251,11 +251,14 @@ def test_every_demo_model_computes_what_its_plain_compile_does(project, target, 
     for model in models.models.values():
         if target not in model.targets or not model.expected:
             continue
+        cases = checks.load_cases(str(project.root / model.expected), target)
+        if not cases:
+            continue                      # "check" builds only the modules it runs
         cached, plain = (project.root / f"{folder}/{target}/{model.name}.vmfb"
                          for folder in ("build", "plain"))
         assert (project.root / f"build/{target}/{model.name}/module/{model.name}.mlir"
                 ).is_file(), f"{model.name} was not built through the cache"
-        for case in checks.load_cases(str(project.root / model.expected), target):
+        for case in cases:
             out = tmp_path / f"{model.name}.npy"
             for a, b in zip(case_outputs(RUN_MODULE, plain, case, DEVICES[target], out, project.root),
                             case_outputs(RUN_MODULE, cached, case, DEVICES[target], out, project.root)):
