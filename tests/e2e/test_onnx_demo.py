@@ -6,14 +6,16 @@ selected by export pattern. ``scons check`` compares each module's logits
 with what IREE's plain llvm-cpu compile returns for a seeded-noise input
 (models/generate_onnx_expected.py). A kernel that reads one pixel off, or
 writes without its binding's byte offset, fails the check with a message
-naming the model. (An LRN reading the input for its squares is not caught:
-with alpha 1e-4 the light model's LRN scales by less than 0.1%, and its
-splat weights make every channel alike.) squeezenet's case runs on llvm-cpu only: lavapipe takes over ten
+naming the model. (An LRN reading the input for its squares is not caught by
+the model's outputs: with alpha 1e-4 the light model's LRN scales by less than
+0.1%, and its splat weights make every channel alike; the differential check,
+scons verify, catches it.) squeezenet's case runs on llvm-cpu only: lavapipe takes over ten
 minutes for IREE's SPIR-V of it (its Vulkan module runs in tests/gpu).
 """
 from __future__ import annotations
 
 import json
+import re
 import shutil
 
 import pytest
@@ -51,9 +53,11 @@ def edit(project, kernel: str, old: str, new: str) -> None:
 
 
 def failed_check(project, target: str) -> str:
-    build = project.scons(f"IREE_TARGETS={target}", "-j2", "check", expect_ok=False)
+    """The expected-output check's error (-k: the differential check fails too, in any order)."""
+    build = project.scons(f"IREE_TARGETS={target}", "-j2", "-k", "check", expect_ok=False)
     assert build.returncode == 2 and "Traceback" not in build.output, build.output
-    return next(line for line in build.output.splitlines() if line.startswith("scons: ***"))
+    return next(line for line in build.output.splitlines()
+                if line.startswith("scons: ***") and ".check]" in line)
 
 
 @needs_clang
@@ -90,3 +94,18 @@ def test_an_lrn_shader_ignoring_its_output_offset_fails_the_check_naming_the_mod
                             "models/bvlc_alexnet.expected.toml: [[case]] #1: "
                             "build/vulkan/bvlc_alexnet.vmfb on device 'vulkan' does not "
                             "produce the expected outputs of @bvlc_alexnet"), error
+
+
+@needs_vulkan
+def test_an_lrn_shader_reading_the_wrong_tensor_passes_the_model_check_but_not_verify(project):
+    make(project)
+    edit(project, "vulkan/alexnet_lrn.glsl", "const uint SQUARES_START = 1119744u / 4u;",
+         "const uint SQUARES_START = 0u;")
+    build = project.scons("IREE_TARGETS=vulkan", "-k", "check", expect_ok=False)
+    assert "check: build/vulkan/bvlc_alexnet.vmfb: 1 case(s) of" in build.output   # unnoticed
+    # With random inputs in [-1, 1] the squares and the input differ little after the scaling;
+    # the seeded bytes make it the same element every time.
+    assert re.search(r"differential check failed for bvlc_alexnet/vulkan bvlc_alexnet\$async_dispatch_1 "
+                     r"\(kernels/vulkan/alexnet_lrn.glsl, the default tolerance\) on vulkan: binding 1 "
+                     r"\(output 96x54x54xf32 at byte 2286144\): element \[\d+, \d+, \d+\] is \S+, "
+                     r"expected \S+ \(difference \S+, \d+ ulp\)", build.output), build.output
