@@ -91,7 +91,11 @@ def _program(node) -> str | None:
 
 def _find_program(executor, env, actions) -> str | None:
     for action in actions:
-        if isinstance(action, SCons.Action.CommandAction):
+        if isinstance(action, SCons.Action.ListAction):      # a command, then a Python step
+            found = _find_program(executor, env, action.list)
+            if found:
+                return found
+        elif isinstance(action, SCons.Action.CommandAction):
             argv = env.subst_list(action.cmd_list, SCons.Subst.SUBST_CMD,
                                   target=executor.get_all_targets(),
                                   source=executor.get_all_sources())
