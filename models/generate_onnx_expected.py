@@ -42,6 +42,9 @@ from iree_kernels.targets import REPRODUCIBLE_FLAGS, TARGETS  # noqa: E402
 DEFAULT = ("squeezenet", "bvlc_alexnet")
 SEED = 16
 TOLERANCE = {"atol": 1e-4, "rtol": 1e-5}
+# On the H200, CUDA sums alexnet's logits (4.7e11, the weights are splats) in another order
+# than llvm-cpu: 2.7e-5 apart.
+MODEL_TOLERANCE = {"bvlc_alexnet": {"atol": 1e-4, "rtol": 1e-4}}
 # Lavapipe takes over ten minutes for IREE's SPIR-V of squeezenet (2 cores): its case is
 # checked on llvm-cpu in CI; tests/gpu runs its Vulkan module on the GPU machine.
 CASE_TARGETS = {"squeezenet": '\ntargets = ["llvm-cpu"]   # see models/generate_onnx_expected.py'}
@@ -103,7 +106,8 @@ def generate(name: str) -> None:
     relative = {k: p.relative_to(REPO).as_posix()
                 for k, p in (("input", example), ("output", folder / "output.npy"))}
     (MODELS / f"{name}.expected.toml").write_text(
-        TEMPLATE.format(name=name, targets=CASE_TARGETS.get(name, ""), **relative, **TOLERANCE))
+        TEMPLATE.format(name=name, targets=CASE_TARGETS.get(name, ""), **relative,
+                        **MODEL_TOLERANCE.get(name, TOLERANCE)))
     print(f"models/{name}.expected.toml: output {output.dtype}{list(output.shape)}, "
           f"from {output.min():.9g} to {output.max():.9g}")
 

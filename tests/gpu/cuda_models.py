@@ -17,6 +17,14 @@ NEEDS_CUDA = [
 ]
 
 
+# Seen on the H200 (driver 580): IREE 3.13's own SPIR-V of squeezenet's first max pool writes
+# wrong values at 1 to 5 of its 193600 outputs, others each run; numpy and the hand kernel agree
+# (bench/results/h200-verify.txt). Every squeezenet result on NVIDIA's Vulkan inherits it.
+IREE_WRONG_ON_NVIDIA_VULKAN = pytest.mark.xfail(
+    reason="IREE's SPIR-V of squeezenet's max pool is wrong on NVIDIA's Vulkan driver "
+           "(nondeterministic; bench/results/h200-verify.txt)", strict=False)
+
+
 def cuda_models():
     """Every demo model built for cuda that has expected outputs."""
     project = load_project(REPO, sorted((REPO / "kernels").glob("**/*.toml")))
