@@ -56,6 +56,10 @@ TARGETS = {
 }
 
 
+# A model's targets where its manifest lists none: hip only where asked for (no AMD GPU here).
+DEFAULT_TARGETS = ("llvm-cpu", "vulkan", "cuda")
+
+
 @dataclass(frozen=True)
 class ModuleTarget:
     """One module per model of a target: on a GPU target, for one of its architectures.
