@@ -261,6 +261,15 @@ def iree_tool(program: str) -> str | None:
     return _native("iree._runtime_libs", "", program)
 
 
+_IREE_RELEASE_RE = re.compile(r"IREE compiler version (\d+)\.(\d+)")
+
+
+def iree_release(program: str) -> tuple[int, int] | None:
+    """(major, minor) of the IREE an iree-compile belongs to, e.g. (3, 13); None if it does not say."""
+    m = _IREE_RELEASE_RE.search(version(program))
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
 @lru_cache(maxsize=None)
 def version(program: str, flag: str = "--version") -> str:
     """What a program prints for ``flag``, lines stripped and joined; '' if it cannot run.

@@ -358,7 +358,8 @@ def _declare_kernel(env, sub, dump, resolved, here, where, build, missing: str) 
     if sub.mode != "wrapped":
         return {"kernel": kernel}
     wrapper = here.File(f"{_file_name(sub.key)}.wrapper.mlir")
-    spec = env.Value(json.dumps({**sub.to_dict(), "library": iree_kernels.fingerprint()},
+    spec = env.Value(json.dumps({**sub.to_dict(), "library": iree_kernels.fingerprint(),
+                                 "iree_release": toolchains.iree_release(env.subst("$IREE_COMPILE"))},
                                 sort_keys=True))
     return {"kernel": kernel,
             "wrapper": env.IreeWrapper(wrapper, [spec, dump, resolved, kernel])[0]}
