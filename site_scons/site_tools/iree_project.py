@@ -344,7 +344,8 @@ def _kernel_checks(env, project) -> dict:
 
 def _arch_checks(where) -> dict:
     """The kernel checks' settings that follow the module's architecture."""
-    return {"cuda_arch": where.arch} if where.target.name == "cuda" else {}
+    return {"cuda": {"cuda_arch": where.arch},
+            "hip": {"hip_arch": where.arch}}.get(where.target.name, {})
 
 
 def _declare_kernel(env, sub, dump, resolved, here, where, build, missing: str) -> dict:

@@ -165,3 +165,20 @@ def test_missing_hip_clang_says_how_to_install_it(hip_project, monkeypatch):
     build = hip_project.scons(expect_ok=False)
     assert build.returncode != 0
     assert "clang-19 is not installed: apt-get install clang-19 lld-19" in build.output
+
+
+@needs_hip_clang
+def test_a_code_object_for_another_architecture_is_refused(hip_project):
+    subprocess.run([toolchains.hip_clang(), "-x", "hip", "--offload-arch=gfx1100",
+                    "--offload-device-only", "--no-gpu-bundle-output", "-nogpuinc", "-nogpulib",
+                    "-include", str(REPO / "site_scons/iree_kernels/data/clang_hip_prelude.h"),
+                    str(hip_project.root / "kernels/saxpy.hip"), "-o",
+                    str(hip_project.root / "kernels/saxpy.hsaco")], check=True, timeout=120)
+    hip_project.write("kernels/demo.toml", HIP_MODEL + HIP_WRAPPED.replace(".hip", ".hsaco"))
+    assert hip_project.scons("HIP_ARCH=gfx1100").ran("IREE") == ["build/hip/saxpy.vmfb"]
+    build = hip_project.scons("HIP_ARCH=gfx942", expect_ok=False)
+    assert build.returncode != 0
+    assert ("scons: *** [build/hip/saxpy/substitutions.flags] kernels/demo.toml:6: "
+            "[[substitutions]] #1 (executable 'main_dispatch_0' of saxpy/hip): kernel "
+            "kernels/saxpy.hsaco: the code object is for gfx1100, the module for gfx942 "
+            "(HIP_ARCH); compile it with --offload-arch=gfx942") in build.output
