@@ -22,7 +22,7 @@ import SCons.Builder
 import SCons.Util
 
 from iree_kernels import toolchains
-from iree_kernels_scons import include_scanner, program, whole_file_command
+from iree_kernels.scons import include_scanner, program, whole_file_command
 
 
 def generate(env):

@@ -46,7 +46,7 @@ from SCons.Script import BoolVariable
 from iree_kernels import integrity
 from iree_kernels.errors import UserError
 from iree_kernels.files import NotRegularFile, copy_atomically, read_regular, write_atomically
-from iree_kernels_scons import fail, shared_cache
+from iree_kernels.scons import fail, shared_cache
 
 DIGEST_SUFFIX = ".sha256"
 

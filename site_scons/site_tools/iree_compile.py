@@ -21,7 +21,7 @@ import SCons.Util
 
 from iree_kernels import toolchains
 from iree_kernels.manifest import object_paths
-from iree_kernels_scons import program, whole_file_command
+from iree_kernels.scons import program, whole_file_command
 
 _SUBSTITUTE_RE = re.compile(r"^--iree-hal-substitute-executable-(source|object|configuration)=[^=]+=(.+)$")
 

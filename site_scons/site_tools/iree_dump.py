@@ -22,7 +22,7 @@ import SCons.Action
 import SCons.Builder
 
 from iree_kernels import dump, executables, selection, toolchains
-from iree_kernels_scons import reporting_user_errors, write_atomically
+from iree_kernels.scons import reporting_user_errors, write_atomically
 
 
 @reporting_user_errors

@@ -26,7 +26,7 @@ from iree_kernels.errors import UserError
 from iree_kernels.manifest import closest, load_project
 from iree_kernels.targets import (REPRODUCIBLE_FLAGS, TARGETS, kernel_kind, module_targets,
                                    parse_archs, rejected_arch_message)
-from iree_kernels_scons import (OPTION_ORIGINS, escape, fail, lock_build_folder, pspawn_without_shell,
+from iree_kernels.scons import (OPTION_ORIGINS, escape, fail, lock_build_folder, pspawn_without_shell,
                                 safe_arguments, spawn_without_shell)
 
 SHORT_COMSTRS = {

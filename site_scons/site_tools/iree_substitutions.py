@@ -38,7 +38,7 @@ from iree_kernels.errors import UserError
 from iree_kernels.manifest import Substitution
 from iree_kernels.workgroups import ExpressionError
 from iree_kernels.wrappers import render_wrapper
-from iree_kernels_scons import reporting_user_errors, write_atomically
+from iree_kernels.scons import reporting_user_errors, write_atomically
 
 
 @reporting_user_errors

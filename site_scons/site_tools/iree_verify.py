@@ -25,7 +25,7 @@ import SCons.Builder
 
 from iree_kernels import benchmarks, selection, toolchains, verification
 from iree_kernels.errors import UserError
-from iree_kernels_scons import reporting_user_errors, write_atomically
+from iree_kernels.scons import reporting_user_errors, write_atomically
 
 
 @reporting_user_errors

@@ -25,7 +25,7 @@ import SCons.Util
 
 import iree_kernels
 from iree_kernels import toolchains
-from iree_kernels_scons import file_argument, include_scanner, program, whole_file_command
+from iree_kernels.scons import file_argument, include_scanner, program, whole_file_command
 
 CLANG_PRELUDE = Path(iree_kernels.__file__).parent / "data" / "clang_cuda_prelude.h"
 
