@@ -5,8 +5,8 @@ Builder:
 
 Variables:
   CUDA_COMPILER     nvcc (default) or clang
-  CUDA_ARCH         GPU architecture, default sm_80 (IREE 3.13 targets sm_80;
-                    its PTX is JIT-compiled on newer GPUs)
+  CUDA_ARCH         one GPU architecture, default sm_80 (iree_project gives each
+                    builder call one of the build's CUDA_ARCH list)
   CUDA_CPPPATH      include directories; #include dependencies are scanned
   CUDA_CPPDEFINES   preprocessor definitions
   NVCC, NVCCFLAGS   the nvcc program and extra flags
