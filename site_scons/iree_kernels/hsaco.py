@@ -32,7 +32,8 @@ class CodeObject:
 def read_hsaco(data: bytes, path: str) -> CodeObject:
     """The architecture and kernel names of a code object; raise if it is not one."""
     if data[:4] != b"\x7fELF" or len(data) < 64 or data[4] != 2 or data[5] != 1:
-        raise UserError("not an AMD GPU code object: not a 64-bit little-endian ELF file", file=path)
+        raise UserError("not an AMD GPU code object: not a 64-bit little-endian ELF file",
+                        file=path)
     machine, = struct.unpack_from("<H", data, 18)
     if machine != EM_AMDGPU:
         raise UserError(f"not an AMD GPU code object: ELF machine {machine}, not AMDGPU "
