@@ -32,6 +32,14 @@ if [[ $want != "$have" ]]; then
   fi
   echo "$want" > "$venv/.requirements.sha256"
 fi
+oldest=$venv/iree-oldest        # the oldest IREE supported, for tests/e2e/test_iree_oldest.py
+want=$(sha256sum < requirements-iree-oldest.txt | cut -d' ' -f1)
+if [[ $want != "$(cat "$oldest/.requirements.sha256" 2>/dev/null || true)" ]]; then
+  echo "setup: installing the oldest supported IREE into .venv/iree-oldest"
+  [[ -x $oldest/bin/python ]] || python3 -m venv "$oldest"
+  "$oldest/bin/python" -m pip install -q --disable-pip-version-check -r requirements-iree-oldest.txt
+  echo "$want" > "$oldest/.requirements.sha256"
+fi
 
 export PATH=$venv/bin:$PATH VIRTUAL_ENV=$venv
 (($#)) || exit 0

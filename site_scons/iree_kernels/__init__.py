@@ -2,8 +2,9 @@
 
 The plain-Python half of the project: reading kernel manifests, inspecting a
 model's executables, validating substitutions against them and rendering the
-files iree-compile reads. It imports without SCons; the SCons glue lives in
-``site_scons/site_tools``.
+files iree-compile reads. It imports without SCons; the SCons tools live in
+``site_scons/site_tools`` (``iree_kernels.site_tools`` in the wheel) and their
+shared glue in ``iree_kernels.scons``, the one module that imports SCons.
 """
 
 import hashlib
@@ -22,8 +23,7 @@ def tool_path() -> str:
     beside = Path(__file__).parent.parent / "site_tools"     # this repo's site_scons
     if (beside / "iree_project.py").is_file():
         return str(beside)
-    import iree_kernels_tools                                 # installed with pip
-    return str(Path(iree_kernels_tools.__file__).parent)
+    return str(Path(__file__).parent / "site_tools")         # installed with pip
 
 
 def include_path() -> str:

@@ -20,7 +20,7 @@ from .comparison import TOLERANCE_KEYS, Tolerance, tolerance_error
 from .errors import UserError, control_character, shown
 from .files import not_regular, read_text
 from .workgroups import ExpressionError, count_region
-from .targets import KERNEL_KINDS, MODES, TARGETS, kernel_kind
+from .targets import DEFAULT_TARGETS, KERNEL_KINDS, MODES, TARGETS, kernel_kind
 
 NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 # Paths travel through SCons and into flag files; '$', quotes, ';' and the
@@ -217,7 +217,7 @@ def _model(project: Project, name: str, entry, origin: Origin, text: str) -> Mod
     source = _path_field(project, entry, "source", origin, text, required=True,
                          suffixes=MODEL_SUFFIXES)
     opset = _opset(entry, source, origin, text)
-    targets = entry.get("targets", list(TARGETS))
+    targets = entry.get("targets", list(DEFAULT_TARGETS))
     if not isinstance(targets, list) or not all(isinstance(t, str) for t in targets):
         raise _field_error(origin, text, "targets", "must be a list of target names")
     for t in targets:

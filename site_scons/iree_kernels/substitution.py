@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from . import ptx, spirv, toolchains
+from . import hsaco, ptx, spirv, toolchains
 from .errors import UserError
 from .executables import Executable
 from .manifest import Substitution, closest
@@ -54,6 +54,7 @@ class KernelChecks:
     """The tools and limits compiled kernels are checked with; '' is a missing tool."""
     ptxas: str = ""
     cuda_arch: str = "sm_80"
+    hip_arch: str = "gfx942"
     ptx_isa_version: str = "9.0"
     spirv_val: str = ""
     spirv_target_env: str = "vulkan1.0"
@@ -85,6 +86,9 @@ class KernelChecks:
             ptx.check_ptx(module, planned.path, planned.executable,
                           max_version=(major, minor), entry=entry)
             ptx.run_ptxas(self.ptxas or _missing("ptxas", planned), planned.path, self.cuda_arch)
+        elif suffix == ".hsaco":
+            code = hsaco.read_hsaco(Path(planned.path).read_bytes(), planned.path)
+            hsaco.check_hsaco(code, planned.path, planned.executable, self.hip_arch)
         elif suffix == ".spv":
             module = spirv.read_spirv(Path(planned.path).read_bytes(), planned.path)
             spirv.run_spirv_val(self.spirv_val or _missing("spirv-val", planned), planned.path,
@@ -103,6 +107,16 @@ class KernelChecks:
                             f"shader's local_size is {list(module.local_size or ())}, the "
                             f"manifest's workgroup_size is {list(wanted)}; make them equal",
                             file=planned.path, entry=entry)
+
+
+class _Unchecked(KernelChecks):
+    def check(self, planned: "Planned") -> None:
+        pass
+
+
+# For a step that only needs to know which executable a substitution replaces (the
+# wrapper's); the substitution step checks the kernel, with the module's architecture.
+UNCHECKED = _Unchecked()
 
 
 def _missing(program: str, planned: "Planned") -> str:

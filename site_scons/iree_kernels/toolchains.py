@@ -69,7 +69,7 @@ def iree_compile() -> str | None:
 
 
 # Environment variables that name a program outright (and, if it is missing, make it missing).
-OVERRIDES = {"nvcc": "NVCC", "clang": "CLANG", "glslangValidator": "GLSLANG", "glslc": "GLSLC",
+OVERRIDES = {"nvcc": "NVCC", "clang": "CLANG", "clang-19": "HIP_CLANG", "glslangValidator": "GLSLANG", "glslc": "GLSLC",
              "spirv-val": "SPIRV_VAL", "ptxas": "PTXAS"}
 # How to get each program on Debian 12, for error messages.
 INSTALL = {
@@ -77,6 +77,8 @@ INSTALL = {
             "or set NVCC=/path/to/nvcc",
     "ptxas": "it comes with nvcc (./setup.sh)",
     "clang": "apt-get install clang (./setup.sh does)",
+    "clang-19": "apt-get install clang-19 lld-19 (./setup.sh does), or set HIP_CLANG=/path/to/clang "
+                "(clang 19 or newer: it compiles HIP for gfx942)",
     "glslangValidator": "apt-get install glslang-tools (./setup.sh does)",
     "glslc": "apt-get install glslc (./setup.sh does)",
     "spirv-val": "apt-get install spirv-tools (./setup.sh does)",
@@ -118,6 +120,17 @@ def ptxas() -> str | None:
         if candidate.is_file():
             return str(candidate)
     return shutil.which("ptxas")
+
+
+HIP_CLANGS = ("clang-22", "clang-21", "clang-20", "clang-19")   # Debian's names; 14 knows no gfx942
+
+
+def hip_clang() -> str | None:
+    """$HIP_CLANG, else the newest clang-NN (19 or newer) on PATH: the compiler of .hip kernels."""
+    given, path = _override("clang-19")
+    if given:
+        return path
+    return next(filter(None, map(shutil.which, HIP_CLANGS)), None)
 
 
 def on_path(name: str) -> str | None:
@@ -248,6 +261,15 @@ def iree_tool(program: str) -> str | None:
     return _native("iree._runtime_libs", "", program)
 
 
+_IREE_RELEASE_RE = re.compile(r"IREE compiler version (\d+)\.(\d+)")
+
+
+def iree_release(program: str) -> tuple[int, int] | None:
+    """(major, minor) of the IREE an iree-compile belongs to, e.g. (3, 13); None if it does not say."""
+    m = _IREE_RELEASE_RE.search(version(program))
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
 @lru_cache(maxsize=None)
 def version(program: str, flag: str = "--version") -> str:
     """What a program prints for ``flag``, lines stripped and joined; '' if it cannot run.
@@ -288,3 +310,34 @@ def unknown_option(flag: str, known: frozenset[str]) -> str | None:
     """The name of ``flag`` (``--name=value``) if ``known`` lacks it; None if known, or nothing is known."""
     name = flag.lstrip("-").split("=", 1)[0]
     return None if not known or name in known else name
+
+
+_PROBE_PROGRAM = """func.func @probe(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = arith.addf %a, %a : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+"""
+
+
+@lru_cache(maxsize=None)
+def target_error(program: str, flags: tuple[str, ...]) -> str:
+    """'' if iree-compile configures a one-op program with ``flags``; else the first error it printed.
+
+    How to ask iree-compile whether it has a GPU target (e.g. --iree-cuda-target=sm_90,
+    which IREE 3.13 refuses only once it configures an executable): about a second.
+    """
+    argv = [real_program(program), "-", *flags, "--compile-to=executable-configurations",
+            "-o", os.devnull]
+    limit = TIMEOUTS.get("VERSION_TIMEOUT")
+    try:
+        result = subprocess.run(argv, input=_PROBE_PROGRAM, capture_output=True, text=True,
+                                errors="replace", timeout=limit)
+    except OSError as e:
+        return f"cannot run {program}: {e.strerror}"
+    except subprocess.TimeoutExpired:
+        return timeout_message(Path(program).name, limit, "VERSION_TIMEOUT")
+    output = result.stdout + result.stderr
+    if result.returncode == 0 and not printed_error(output):
+        return ""
+    return printed_error(output) or output.strip().splitlines()[0] if output.strip() else \
+        f"{Path(program).name} exited with status {result.returncode}"

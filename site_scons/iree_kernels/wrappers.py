@@ -29,10 +29,17 @@ def c_signature(executable: Executable) -> tuple[str, str]:
     return ", ".join(types), ", ".join(operands)
 
 
+# IREE 3.13 prints an export's workgroup_size as a property, <workgroup_size = [...]>, and
+# refuses it in the attribute dictionary, where IREE 3.12 wants it.
+PROPERTIES_SINCE = (3, 13)
+
+
 def render_wrapper(executable: Executable, object_path: str, workgroup_count: list,
                    workgroup_size: list[int] | None, function: str | None,
-                   manifest: str = "", entry: str = "") -> str:
-    """The wrapper's MLIR; raises workgroups.ExpressionError for a bad count."""
+                   manifest: str = "", entry: str = "",
+                   iree_release: tuple[int, int] | None = None) -> str:
+    """The wrapper's MLIR for the IREE release given (default: the newest); raises
+    workgroups.ExpressionError for a bad count."""
     export = executable.export
     count = count_region(workgroup_count, export.workload)
     signature, arguments = c_signature(executable) if function else ("", "")
@@ -40,4 +47,5 @@ def render_wrapper(executable: Executable, object_path: str, workgroup_count: li
     return render("wrapper.mlir.j2", executable=executable, export=export, object=object_path,
                   count=count, workgroup_size=size if workgroup_size else None,
                   function=function, signature=signature, arguments=arguments,
-                  manifest=manifest, entry=entry)
+                  manifest=manifest, entry=entry,
+                  size_as_property=tuple(iree_release or PROPERTIES_SINCE) >= PROPERTIES_SINCE)

@@ -25,8 +25,8 @@ import SCons.Builder
 import SCons.Util
 
 from iree_kernels import toolchains
-from iree_kernels_scons import package_include, program, whole_file_command
-from iree_kernels_scons_depfiles import (CANONICAL_DEPFILE, NO_SOURCE_SCANNER, depfile_emitter,
+from iree_kernels.scons import package_include, program, whole_file_command
+from iree_kernels.scons_depfiles import (CANONICAL_DEPFILE, NO_SOURCE_SCANNER, depfile_emitter,
                                           depfile_scanner)
 
 

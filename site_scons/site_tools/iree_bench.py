@@ -23,7 +23,7 @@ import SCons.Util
 
 from iree_kernels import benchmarks, runtime, toolchains
 from iree_kernels.program import Program
-from iree_kernels_scons import program, reporting_user_errors, write_atomically
+from iree_kernels.scons import program, reporting_user_errors, write_atomically
 
 
 @reporting_user_errors

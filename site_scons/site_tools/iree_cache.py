@@ -23,7 +23,7 @@ Variables:
   CACHE_READONLY        take entries, never write or remove any (as --cache-readonly does)
   CACHE_REQUIRE_SIGNED  fail unless a signing key is configured (a key always
                         makes unsigned entries refused)
-  REMOTE_CACHE_*        a remote cache behind this one (iree_kernels_scons_remote)
+  REMOTE_CACHE_*        a remote cache behind this one (iree_kernels.scons_remote)
 Environment: IREE_KERNELS_CACHE_KEY (the key) or IREE_KERNELS_CACHE_KEY_FILE
 (a file holding it); read once, then removed from the environment of the
 tools the build runs.
@@ -47,8 +47,8 @@ from SCons.Script import BoolVariable
 from iree_kernels import integrity
 from iree_kernels.errors import UserError
 from iree_kernels.files import NotRegularFile, copy_atomically, read_regular, write_atomically
-from iree_kernels_scons import fail, shared_cache
-import iree_kernels_scons_remote as remote_glue
+from iree_kernels.scons import fail, shared_cache
+from iree_kernels import scons_remote as remote_glue
 
 DIGEST_SUFFIX = ".sha256"
 

@@ -24,7 +24,7 @@ import SCons.Util
 from iree_kernels import executables, toolchains, translation
 from iree_kernels.manifest import object_paths
 from iree_kernels.program import Program
-from iree_kernels_scons import program, whole_file_command, write_atomically
+from iree_kernels.scons import program, whole_file_command, write_atomically
 
 _SUBSTITUTE_RE = re.compile(r"^--iree-hal-substitute-executable-(source|object|configuration)=[^=]+=(.+)$")
 

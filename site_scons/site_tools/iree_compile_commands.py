@@ -22,7 +22,7 @@ import SCons.Action
 import SCons.Subst
 
 from iree_kernels import toolchains
-from iree_kernels_scons import write_atomically
+from iree_kernels.scons import write_atomically
 
 
 def entry(kernel, variable: str, top: str) -> dict:

@@ -23,7 +23,7 @@ import SCons.Builder
 
 from iree_kernels import dump, executables, selection, toolchains, translation
 from iree_kernels.program import Program
-from iree_kernels_scons import reporting_user_errors, write_atomically
+from iree_kernels.scons import reporting_user_errors, write_atomically
 
 
 @reporting_user_errors

@@ -26,7 +26,7 @@ import SCons.Util
 
 import iree_kernels
 from iree_kernels import benchmarks, hotspots, runtime, toolchains
-from iree_kernels_scons import reporting_user_errors, write_atomically
+from iree_kernels.scons import reporting_user_errors, write_atomically
 
 
 @reporting_user_errors

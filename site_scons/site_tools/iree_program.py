@@ -62,8 +62,8 @@ import iree_kernels
 from iree_kernels import codegen_cache, executables, option_files, selection, toolchains
 from iree_kernels.errors import UserError
 from iree_kernels.program import Program
-from iree_kernels_scons import fail, reporting_user_errors, shared_cache, write_atomically
-import iree_kernels_scons_remote as remote_glue
+from iree_kernels.scons import fail, reporting_user_errors, shared_cache, write_atomically
+from iree_kernels import scons_remote as remote_glue
 
 OWN_FOLDER = "$BUILD_DIR/codegen-cache"
 DEFAULT_TARGETS: tuple[str, ...] = ("cuda",)     # where the cache is on unless EXECUTABLE_CACHE says

@@ -31,8 +31,9 @@ from iree_kernels.files import not_regular
 from iree_kernels.errors import UserError
 from iree_kernels.manifest import closest, load_project
 from iree_kernels.scaffold import LANGUAGES
-from iree_kernels.targets import REPRODUCIBLE_FLAGS, TARGETS, kernel_kind
-from iree_kernels_scons import (OPTION_ORIGINS, escape, fail, lock_build_folder, pspawn_without_shell,
+from iree_kernels.targets import (REPRODUCIBLE_FLAGS, TARGETS, kernel_kind, module_targets,
+                                   parse_archs, rejected_arch_message)
+from iree_kernels.scons import (OPTION_ORIGINS, escape, fail, lock_build_folder, pspawn_without_shell,
                                 safe_arguments, spawn_without_shell)
 
 SHORT_COMSTRS = {
@@ -46,6 +47,7 @@ SHORT_COMSTRS = {
     "PTXCOMSTR": "PTX      $SOURCE",
     "SPIRVCOMSTR": "SPIRV    $SOURCE",
     "ELFCOMSTR": "CC       $SOURCE",
+    "HSACOCOMSTR": "HSACO    $TARGET",
     "IREE_WRAPPERCOMSTR": "WRAP     $TARGET",
     "IREE_RENAMECOMSTR": "RENAME   $TARGET",
     "IREE_DUMPLISTCOMSTR": "LIST     $TARGET",
@@ -94,8 +96,12 @@ def _variables(env) -> Variables:
                                "(no device, no expected outputs, no case for the target)", "no"))
     variables.Add(EnumVariable("CUDA_COMPILER", "compiler of .cu kernels", "nvcc",
                                allowed_values=("nvcc", "clang")))
-    variables.Add("CUDA_ARCH", "GPU architecture .cu kernels are compiled and checked for",
-                  "sm_80")
+    variables.Add("CUDA_ARCH", "comma-separated CUDA architectures (IREE's --iree-cuda-target, "
+                  "nvcc's and ptxas' -arch): one module per model and architecture, in "
+                  "build/cuda-<arch>/ where there are several", TARGETS["cuda"].default_arch)
+    variables.Add("HIP_ARCH", "comma-separated AMD GPU architectures (IREE's --iree-rocm-target, "
+                  "clang's --offload-arch): one module per model and architecture, in "
+                  "build/hip-<arch>/ where there are several", TARGETS["hip"].default_arch)
     variables.Add("PTX_ISA_VERSION", "newest PTX ISA version the CUDA driver that runs the "
                   "modules loads (9.0: CUDA 13.0, driver 580)", "9.0")
     variables.Add(EnumVariable("GLSL_COMPILER", "compiler of GLSL shaders", "glslang",
@@ -174,6 +180,34 @@ def _check_settings(env) -> None:
         fail(f"PTX_ISA_VERSION={env['PTX_ISA_VERSION']}: expected MAJOR.MINOR, e.g. 9.0")
 
 
+def _architectures(env, selected: list[str]) -> dict:
+    """Target name -> its architectures (CUDA_ARCH, HIP_ARCH); each one iree-compile accepts.
+
+    One outside the table of what IREE 3.12 and 3.13 accept is asked of
+    iree-compile (a source-built IREE may have more); only then does it cost a run.
+    """
+    archs = {}
+    for target in TARGETS.values():
+        if not target.arch_variable:
+            continue
+        try:
+            archs[target.name] = parse_archs(target, env[target.arch_variable])
+        except ValueError as e:
+            fail(str(e))
+        if target.name not in selected:
+            continue
+        for arch in archs[target.name]:
+            if arch in target.known_archs:
+                continue
+            compiler = env.subst("$IREE_COMPILE")
+            error = toolchains.target_error(compiler, target.flags(arch))
+            if error:
+                fail(rejected_arch_message(target, arch)
+                     + f" (iree-compile: {error.rpartition('error: ')[2]})")
+        env[target.arch_variable] = archs[target.name][0]     # what $PTXCOM says unless told
+    return archs
+
+
 def _selected_targets(env) -> list[str]:
     selected = [t.strip() for t in env["IREE_TARGETS"].split(",") if t.strip()]
     for t in selected:
@@ -207,22 +241,25 @@ def _declare_project(env, manifests=None):
         project = load_project(root, manifests, env["BUILD_DIR"])
     except UserError as e:
         fail(str(e))
-    _check_options(env, project)
+    _check_settings(env)
+    selected = _selected_targets(env)
+    archs = _architectures(env, selected)
+    _check_options(env, project, archs)
     build = env.Dir(f"#{env['BUILD_DIR']}")
     _lock(env, build)
     env["_IREE_KERNEL_CHECKS"] = _kernel_checks(env, project)
-    _check_settings(env)
-    selected = _selected_targets(env)
     modules, check_nodes, released = [], [], []
     for model in project.models.values():
         model = env.IreeImportedModel(model, build.Dir("models"))   # .onnx: reads its import
         for target in model.targets:
             if target not in selected:
                 continue
-            module, check, release = _declare_module(env, project, model, target, build)
-            modules.append(module)
-            check_nodes += check
-            released.append(release)
+            for n, where in enumerate(module_targets(TARGETS[target], archs.get(target, []))):
+                module, check, release = _declare_module(env, project, model, where, build,
+                                                         scaffolds=n == 0)
+                modules.append(module)
+                check_nodes += check
+                released.append(release)
     env.Alias("modules", modules)
     env.Alias("check", check_nodes)
     if env["SCAFFOLD"] and not _matches_glob(env["SCAFFOLD_MANIFEST"], env["MANIFESTS"]):
@@ -263,7 +300,7 @@ def _remove_empty_folders(folder: Path) -> None:
                 pass
 
 
-def _check_options(env, project) -> None:
+def _check_options(env, project, archs: dict) -> None:
     """Every model's options are flags iree-compile has (asked once, only where there are options).
 
     Records where each is set, for an error iree-compile gives about its value (OPTION_ORIGINS).
@@ -271,11 +308,12 @@ def _check_options(env, project) -> None:
     for model in project.models.values():
         for target, flags in model.options.items():
             known = toolchains.compiler_options(env.subst("$IREE_COMPILE")) if flags else None
-            flag_file = env.Dir(f"#{env['BUILD_DIR']}").Dir(target).Dir(model.name).File(
-                "options.flags").get_path()
             origin = model.origin.error("", "options")
-            OPTION_ORIGINS[flag_file] = {
-                f.lstrip("-").split("=", 1)[0]: f"{origin}options.{target}" for f in flags}
+            for where in module_targets(TARGETS[target], archs.get(target, [])):
+                flag_file = env.Dir(f"#{env['BUILD_DIR']}").Dir(where.folder).Dir(
+                    model.name).File("options.flags").get_path()
+                OPTION_ORIGINS[flag_file] = {
+                    f.lstrip("-").split("=", 1)[0]: f"{origin}options.{target}" for f in flags}
             root = env.Dir("#").abspath
             for path, _ in option_files.files_named(flags):
                 why = not_regular(Path(root, path))
@@ -300,10 +338,11 @@ def _lock(env, build) -> None:
     lock_build_folder(build.abspath, toolchains.seconds(env["LOCK_WAIT"]) or 0)
 
 
-def _declare_module(env, project, model, target_name, build):
-    target = TARGETS[target_name]
-    here = build.Dir(target_name).Dir(model.name)
-    flags = [*target.compile_flags, *REPRODUCIBLE_FLAGS, *model.options.get(target_name, ())]
+def _declare_module(env, project, model, where, build, scaffolds=True):
+    """``where``: the target and architecture (targets.ModuleTarget) of this module."""
+    target, target_name = where.target, where.target.name
+    here = build.Dir(where.folder).Dir(model.name)
+    flags = [*where.flags, *REPRODUCIBLE_FLAGS, *model.options.get(target_name, ())]
     options = env.IreeOptionsFile(here.File("options.flags"), env.Value(json.dumps(flags)))
     subs = project.substitutions_for(model.name, target_name)
     sources_dump = env.IreeExecutableSources(here.File("executables.mlir"), [model.source, options])
@@ -313,7 +352,7 @@ def _declare_module(env, project, model, target_name, build):
                                IREE_DUMP_TARGET=target_name, IREE_DUMP_MODEL=model.name)
         env.Alias("dump", listing)
     scaffold = env["SCAFFOLD"].split("/", 2)
-    if len(scaffold) == 3 and scaffold[:2] == [model.name, target_name]:
+    if len(scaffold) == 3 and scaffold[:2] == [model.name, target_name] and scaffolds:
         env.IreeScaffold({"model": model.name, "target": target_name, "executable": scaffold[2],
                           "language": _scaffold_language(env["LANGUAGE"], target_name),
                           "manifest": env["SCAFFOLD_MANIFEST"]},
@@ -326,17 +365,18 @@ def _declare_module(env, project, model, target_name, build):
         resolved = env.IreeResolve(here.File("resolved.json"), [env.Value(json.dumps(
             {"substitutions": [s.to_dict() for s in subs],
              "library": iree_kernels.fingerprint()}, sort_keys=True)), dump])
-        kernels = {s.key: _declare_kernel(env, s, dump, resolved, here, build, missing[s.key])
-                   for s in subs}
+        kernels = {s.key: _declare_kernel(env, s, dump, resolved, here, where, build,
+                                          missing[s.key]) for s in subs}
     spec = {"model": model.name, "target": target_name, "source": model.source,
             "substitutions": [s.to_dict() for s in subs],
             "paths": {name: {role: node.get_path() for role, node in made.items()}
                       for name, made in kernels.items()},
-            "checks": env["_IREE_KERNEL_CHECKS"], "library": iree_kernels.fingerprint()}
+            "checks": {**env["_IREE_KERNEL_CHECKS"], **_arch_checks(where)},
+            "library": iree_kernels.fingerprint()}
     made_nodes = [node for made in kernels.values() for node in made.values()]
     sources = [env.Value(json.dumps(spec, sort_keys=True)), *dump, *resolved, *made_nodes]
     flag_file, record = env.IreeSubstitutions(here.File("substitutions.flags"), sources)
-    vmfb = build.Dir(target_name).File(f"{model.name}.vmfb")
+    vmfb = build.Dir(where.folder).File(f"{model.name}.vmfb")
     replacements = {name: made.get("wrapper", made["kernel"]) for name, made in kernels.items()
                     if "wrapper" in made or made["kernel"].get_suffix() == ".mlir"}
     module = env.IreeModuleFromProgram(vmfb, sources_dump, target_name, options, flag_file, subs,
@@ -352,14 +392,14 @@ def _declare_module(env, project, model, target_name, build):
     if _wanted("hotspots"):
         env.Alias("hotspots", env.IreeHotspots(here, sources_dump, options, record,
                                                target.run_device))
-    release = {"model": model.name, "target": target_name, "module": module[0],
+    release = {"model": model.name, "target": where.folder, "module": module[0],
                "record": record, "flag_files": [options[0], flag_file],
                "inputs": [env.File(f"#{p}") for p in (model.source, *(s.file for s in subs),
                                                           *(o for s in subs for o in s.objects))]
                          + made_nodes}
-    checks = [_declare_check(env, model, target, module)]
+    checks = [_declare_check(env, model, where, module)]
     if subs and _wanted("verify", "check"):
-        checks += _declare_verification(env, model, target, subs, kernels, here,
+        checks += _declare_verification(env, model, where, subs, kernels, here,
                                         [sources_dump, options, record], resolved)
     return module, checks, release
 
@@ -395,24 +435,31 @@ def _kernel_checks(env, project) -> dict:
                          toolchains.version(spirv_val) if spirv_val and ".spv" in suffixes else ""]}
 
 
-def _declare_kernel(env, sub, dump, resolved, here, build, missing: str) -> dict:
+def _arch_checks(where) -> dict:
+    """The kernel checks' settings that follow the module's architecture."""
+    return {"cuda": {"cuda_arch": where.arch},
+            "hip": {"hip_arch": where.arch}}.get(where.target.name, {})
+
+
+def _declare_kernel(env, sub, dump, resolved, here, where, build, missing: str) -> dict:
     """What the build makes for ``sub``: {"kernel": node} and, wrapped, {"wrapper": node}.
 
     ``missing``: the compiler ``sub`` needs and this machine lacks, or ''.
     Files are named after ``sub.key``: the executable's name is not known yet
     where the manifest selects it by export or fingerprint.
     """
-    kernel = _declare_compiled_kernel(env, sub, resolved, here, build, missing)
+    kernel = _declare_compiled_kernel(env, sub, resolved, here, where, build, missing)
     if sub.mode != "wrapped":
         return {"kernel": kernel}
     wrapper = here.File(f"{_file_name(sub.key)}.wrapper.mlir")
-    spec = env.Value(json.dumps({**sub.to_dict(), "library": iree_kernels.fingerprint()},
+    spec = env.Value(json.dumps({**sub.to_dict(), "library": iree_kernels.fingerprint(),
+                                 "iree_release": toolchains.iree_release(env.subst("$IREE_COMPILE"))},
                                 sort_keys=True))
     return {"kernel": kernel,
             "wrapper": env.IreeWrapper(wrapper, [spec, dump, resolved, kernel])[0]}
 
 
-def _declare_compiled_kernel(env, sub, resolved, here, build, missing: str):
+def _declare_compiled_kernel(env, sub, resolved, here, where, build, missing: str):
     source = env.File(f"#{sub.file}")
     compiles_to = kernel_kind(sub.file).compiles_to
     if compiles_to is None and sub.mode == "source" and not sub.executable:
@@ -421,16 +468,24 @@ def _declare_compiled_kernel(env, sub, resolved, here, build, missing: str):
                                      [source, resolved, env.Value(sub.key)])[0]
     if compiles_to is None:
         return source
-    built = build.File(Path(sub.file).with_suffix(compiles_to).as_posix())
+    # Compiled for one of several architectures: in that module's folder.
+    kernels = build if where.folder == where.target.name else build.Dir(where.folder)
+    built = kernels.File(Path(sub.file).with_suffix(compiles_to).as_posix())
     if built.has_builder() and built.sources[0] != source:
         fail(f"{sub.origin.file}:{sub.origin.line}: {sub.origin.entry}: {sub.file} and "
               f"{built.sources[0]} would both compile to {built}; rename one of them")
     if missing:
         return _missing_tool(env, built, source, missing)
-    if compiles_to in (".ptx", ".o"):
-        kernel = (env.Ptx if compiles_to == ".ptx" else env.ElfObject)(built, source)[0]
-        env["_IREE_COMPILED_KERNELS"][kernel] = "PTXCOM" if compiles_to == ".ptx" else "ELFCOM"
+    if compiles_to == ".ptx":
+        kernel = env.Ptx(built, source, CUDA_ARCH=where.arch)[0]
+        env["_IREE_COMPILED_KERNELS"][kernel] = "PTXCOM"
         return kernel
+    if compiles_to == ".o":
+        kernel = env.ElfObject(built, source)[0]
+        env["_IREE_COMPILED_KERNELS"][kernel] = "ELFCOM"
+        return kernel
+    if compiles_to == ".hsaco":
+        return env.Hsaco(built, source, HIP_ARCH=where.arch)[0]
     if compiles_to == ".spv":
         shader = env.Spirv(built, source)[0]
         named = here.File(f"{_file_name(sub.key)}.spv")
@@ -449,6 +504,8 @@ def _compiler(env, compiles_to: str | None):
         return name, toolchains.on_path(name)
     if compiles_to == ".o":
         return "clang", toolchains.on_path("clang")
+    if compiles_to == ".hsaco":
+        return "clang-19", toolchains.hip_clang()
     return None
 
 
@@ -532,8 +589,9 @@ def _skipped(env, name, message):
     return alias
 
 
-def _declare_verification(env, model, target, subs, kernels, here, program, resolved):
+def _declare_verification(env, model, where, subs, kernels, here, program, resolved):
     """Each substitution's differential check (``scons verify``, part of ``scons check``)."""
+    target = where.target
     folder = here.Dir("verify")
     # Dispatches with dynamic shapes are dumped with the input shapes of the expected outputs.
     expected = [env.File(f"#{model.expected}")] if model.expected else []
@@ -553,8 +611,8 @@ def _declare_verification(env, model, target, subs, kernels, here, program, reso
     for sub in subs:
         stem = folder.File(f"{_file_name(sub.key)}.verify.json")
         if not sub.verify:
-            nodes += _skipped(env, f"verify-{target.name}-{model.name}-{stem.name}",
-                              escape(f"verify: skipped {sub.key} of {model.name}/{target.name}: "
+            nodes += _skipped(env, f"verify-{where.folder}-{model.name}-{stem.name}",
+                              escape(f"verify: skipped {sub.key} of {model.name}/{where.folder}: "
                                      f"{sub.origin.file} says it computes something else "
                                      "(verify = false)"))
             continue
@@ -563,8 +621,8 @@ def _declare_verification(env, model, target, subs, kernels, here, program, reso
         plan = env.IreeHarnessModules(stem, [harnesses, options, record, resolved, wanted,
                                              *kernels[sub.key].values()])
         if not runnable:
-            nodes += [plan, _skipped(env, f"verify-{target.name}-{model.name}-{stem.name}",
-                                     escape(f"verify: skipped {sub.key} of {model.name}/{target.name}: ")
+            nodes += [plan, _skipped(env, f"verify-{where.folder}-{model.name}-{stem.name}",
+                                     escape(f"verify: skipped {sub.key} of {model.name}/{where.folder}: ")
                                      + escape(f"no '{driver}' device on this machine; "
                                      f"python -m iree_kernels.verification {stem} --device="
                                      f"{target.run_device} runs it where there is one"))]
@@ -577,8 +635,9 @@ def _declare_verification(env, model, target, subs, kernels, here, program, reso
     return nodes
 
 
-def _declare_check(env, model, target, module):
-    name = f"check-{target.name}-{model.name}"
+def _declare_check(env, model, where, module):
+    target = where.target
+    name = f"check-{where.folder}-{model.name}"
     if model.expected is None:
         return _skipped(env, name, f"check: skipped {module[0]}: {model.source} has no "
                         "expected outputs")
@@ -607,6 +666,7 @@ def _declare_check(env, model, target, module):
 
 def generate(env):
     for tool in ("iree_compile", "iree_substitutions", "iree_run", "ptx", "glsl", "elf_object",
+                 "hsaco",
                  "iree_dump", "iree_bench", "iree_hotspots", "iree_scaffold", "iree_compile_commands",
                  "iree_cache", "iree_release", "iree_program", "onnx_import", "iree_verify"):
         env.Tool(tool)

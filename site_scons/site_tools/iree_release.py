@@ -37,7 +37,7 @@ import SCons.Subst
 
 from iree_kernels import release, toolchains
 from iree_kernels.errors import UserError
-from iree_kernels_scons import fail, named_value, reporting_user_errors, write_atomically
+from iree_kernels.scons import fail, named_value, reporting_user_errors, write_atomically
 
 
 @dataclass(frozen=True)

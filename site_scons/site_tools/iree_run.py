@@ -12,7 +12,7 @@ import SCons.Action
 import SCons.Builder
 
 from iree_kernels import checks, toolchains
-from iree_kernels_scons import program, reporting_user_errors, write_atomically
+from iree_kernels.scons import program, reporting_user_errors, write_atomically
 
 
 @reporting_user_errors

@@ -15,7 +15,7 @@ import SCons.Action
 from iree_kernels import executables, scaffold, selection
 from iree_kernels.errors import UserError
 from iree_kernels.manifest import closest
-from iree_kernels_scons import escape, reporting_user_errors, write_atomically
+from iree_kernels.scons import escape, reporting_user_errors, write_atomically
 
 
 @reporting_user_errors

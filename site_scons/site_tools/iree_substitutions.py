@@ -38,7 +38,7 @@ from iree_kernels.errors import UserError
 from iree_kernels.manifest import Substitution
 from iree_kernels.workgroups import ExpressionError
 from iree_kernels.wrappers import render_wrapper
-from iree_kernels_scons import reporting_user_errors, write_atomically
+from iree_kernels.scons import reporting_user_errors, write_atomically
 
 
 @reporting_user_errors
@@ -102,15 +102,17 @@ def rename_source(target, source, env):
 
 @reporting_user_errors
 def write_wrapper(target, source, env):
-    fields = {k: v for k, v in json.loads(source[0].read()).items() if k != "library"}
-    sub = Substitution.from_dict(fields)
+    fields = json.loads(source[0].read())
+    release = fields.pop("iree_release")
+    sub = Substitution.from_dict({k: v for k, v in fields.items() if k != "library"})
     dump, resolved, kernel = source[1], source[2], source[3]
     found = executables.read_executables(dump.get_text_contents(), str(dump))
-    executable = substitution.plan([sub], found, landed=_landed(resolved))[0].executable
+    executable = substitution.plan([sub], found, checks=substitution.UNCHECKED,
+                                   landed=_landed(resolved))[0].executable
     try:
         text = render_wrapper(executable, kernel.get_path(), list(sub.workgroup_count),
                               list(sub.workgroup_size) or None, sub.function or None,
-                              sub.origin.file, sub.origin.entry)
+                              sub.origin.file, sub.origin.entry, release and tuple(release))
     except ExpressionError as e:
         raise sub.origin.error(f"{e} (executable '{executable.name}' takes "
                                f"{executable.export.workload} workload values)",

@@ -45,7 +45,7 @@ import SCons.Util
 
 from iree_kernels.manifest import DEFAULT_OPSET
 from iree_kernels.onnx_import import failure_reason, importer_versions
-from iree_kernels_scons import WholeFileCommand, named_value, program
+from iree_kernels.scons import WholeFileCommand, named_value, program
 
 SHORT_COMSTR = "IMPORT   $TARGET"
 

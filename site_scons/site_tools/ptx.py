@@ -5,8 +5,8 @@ Builder:
 
 Variables:
   CUDA_COMPILER     nvcc (default) or clang
-  CUDA_ARCH         GPU architecture, default sm_80 (IREE 3.13 targets sm_80;
-                    its PTX is JIT-compiled on newer GPUs)
+  CUDA_ARCH         one GPU architecture, default sm_80 (iree_project gives each
+                    builder call one of the build's CUDA_ARCH list)
   CUDA_CPPPATH      include directories (dependencies come from the compiler's
                     depfile, kernel.ptx.d, however includes are found). The
                     package's own (iree_kernels.include_path(): #include
@@ -28,8 +28,8 @@ import SCons.Util
 
 import iree_kernels
 from iree_kernels import toolchains
-from iree_kernels_scons import file_argument, package_include, program, whole_file_command
-from iree_kernels_scons_depfiles import (CANONICAL_DEPFILE, NO_SOURCE_SCANNER, depfile_emitter,
+from iree_kernels.scons import file_argument, package_include, program, whole_file_command
+from iree_kernels.scons_depfiles import (CANONICAL_DEPFILE, NO_SOURCE_SCANNER, depfile_emitter,
                                           depfile_scanner)
 
 CLANG_PRELUDE = Path(iree_kernels.__file__).parent / "data" / "clang_cuda_prelude.h"

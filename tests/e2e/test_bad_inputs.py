@@ -113,7 +113,7 @@ CASES = [
          "mean 'mlp'?); declared models: ew, mlp"),
     Case("unknown-target", BASE.replace('"vulkan", "cuda"]\n\n[models.ew]', '"vulkn"]\n\n[models.ew]'),
          "models.mlp: field 'targets': unknown target 'vulkn' (did you mean 'vulkan'?); known "
-         "targets: llvm-cpu, vulkan, cuda"),
+         "targets: llvm-cpu, vulkan, cuda, hip"),
     Case("target-not-built", BASE.replace('"vulkan", "cuda"]\n\n[models.ew]', '"vulkan"]\n\n[models.ew]')
          + sub(target="cuda", file="kernels/k.cu"), "field 'target': model 'mlp' is not built for "
          "target 'cuda'; its targets: llvm-cpu, vulkan", files={"kernels/k.cu": CUDA}),

@@ -48,11 +48,15 @@ def test_consumer_repo_builds_and_checks_with_the_installed_package(tmp_path):
     source = tmp_path / "source"          # a copy, so that setuptools' build/ stays out of ours
     shutil.copytree(REPO / "site_scons", source / "site_scons",
                     ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy(REPO / name, source)
     site = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
                     f"--target={site}", str(source)], check=True)
+    # One top-level package (the tools are iree_kernels.site_tools), and the license.
+    assert sorted(p.name for p in site.iterdir() if not p.name.endswith(".dist-info")) == \
+        ["iree_kernels"]
+    assert (next(site.glob("iree_kernels-*.dist-info")) / "licenses/LICENSE").is_file()
 
     consumer = tmp_path / "consumer"
     (consumer / "kernels").mkdir(parents=True)

@@ -32,6 +32,7 @@ def cuda_models():
 
 
 REFERENCE = REPO / "build/reference"
+ARCHS = ("sm_80", "sm_89")        # tests/gpu/test_architectures_on_gpu.py: a module each
 
 
 def build_cuda_modules(*arguments: str) -> None:
@@ -63,3 +64,4 @@ if __name__ == "__main__":
     build_cuda_modules("EXECUTABLE_CACHE=cuda")
     build_cuda_modules("EXECUTABLE_CACHE=0", "BUILD_DIR=build/plain")
     build_verification_plans()
+    build_cuda_modules(f"CUDA_ARCH={','.join(ARCHS)}", "BUILD_DIR=build/archs")

@@ -25,7 +25,7 @@ from SCons.Script import BoolVariable
 from iree_kernels import remote_cache
 from iree_kernels.errors import UserError
 from iree_kernels.files import read_regular, write_atomically
-from iree_kernels_scons import fail
+from iree_kernels.scons import fail
 
 RECORD_SUFFIX = ".sha256"          # the digest record beside an entry, as iree_cache names it
 MIRROR = "remote-cache"            # under BUILD_DIR, where no CACHE_DIR is given

@@ -1,6 +1,7 @@
 """SCons glue shared by the tools in ``site_tools``: error reporting, atomic writes, spawning.
 
-Kept out of ``iree_kernels`` so that package imports without SCons.
+The one module of ``iree_kernels`` that imports SCons, and only the tools
+import it: the rest of the package imports without SCons.
 """
 from __future__ import annotations
 

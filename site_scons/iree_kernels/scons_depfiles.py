@@ -39,7 +39,7 @@ import SCons.Scanner
 from iree_kernels import depfiles
 from iree_kernels.errors import UserError
 from iree_kernels.files import not_regular, write_atomically
-from iree_kernels_scons import include_scanner
+from iree_kernels.scons import include_scanner
 
 DEPFILE_SUFFIX = ".d"
 _STORE_AFTER_RESCAN = 7          # our index in SCons.Node.store_info_map

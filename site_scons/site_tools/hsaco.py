@@ -1,0 +1,63 @@
+"""SCons tool: HIP kernels (.hip) -> AMD GPU code objects (.hsaco), with clang.
+
+Builder:
+  Hsaco   kernel.hip -> kernel.hsaco
+
+clang compiles the device side only, for one architecture, without ROCm's
+headers and device libraries (-nogpuinc -nogpulib): a small prelude defines
+the HIP keywords and threadIdx/blockIdx/blockDim/gridDim; math functions from
+ROCm's device libraries are not available. Debian 12's clang 14 knows no
+gfx942; clang-19 (Debian 12) does, with lld-19 linking the code object.
+
+Variables:
+  HIP_ARCH          AMD GPU architecture, default gfx942
+  HIP_CLANG         the clang (default: $HIP_CLANG in the environment, else clang-19
+                    or newer on PATH)
+  HIP_CLANGFLAGS    extra flags, default -O3
+  HIP_CPPPATH       include directories; #include dependencies are scanned
+  HIP_CPPDEFINES    preprocessor definitions
+  HSACOCOM, HSACOCOMSTR  the command line and its short form
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import SCons.Builder
+import SCons.Util
+
+import iree_kernels
+from iree_kernels import toolchains
+from iree_kernels.scons import file_argument, include_scanner, program, whole_file_command
+
+HIP_PRELUDE = Path(iree_kernels.__file__).parent / "data" / "clang_hip_prelude.h"
+
+
+def generate(env):
+    env.SetDefault(
+        HIP_ARCH="gfx942",
+        HIP_CLANG=program(toolchains.hip_clang() or "clang-19"),
+        HIP_CLANGFLAGS=SCons.Util.CLVar("-O3"),
+        HIP_CPPPATH=[],
+        HIP_CPPDEFINES=[],
+        HIP_PRELUDE=file_argument(str(HIP_PRELUDE)),
+        _HIP_INCFLAGS='${_concat("-I", HIP_CPPPATH, "", __env__, RDirs, TARGET, SOURCE)}',
+        _HIP_DEFFLAGS='${_defines("-D", HIP_CPPDEFINES, "", __env__, TARGET, SOURCE)}',
+        HSACOCOM="$( $HIP_CLANG $) -x hip --offload-arch=$HIP_ARCH --offload-device-only "
+                 "--no-gpu-bundle-output -nogpuinc -nogpulib $( -include $HIP_PRELUDE $) "
+                 "$HIP_CLANGFLAGS $_HIP_INCFLAGS $_HIP_DEFFLAGS $SOURCE -o $TARGET",
+        HSACOCOMSTR="",
+    )
+    scanner = include_scanner("HipScanner", [".hip", ".h"], "HIP_CPPPATH")
+    env["BUILDERS"]["Hsaco"] = SCons.Builder.Builder(
+        action=whole_file_command("HSACOCOM", "$HSACOCOMSTR"),
+        suffix=".hsaco", src_suffix=".hip", source_scanner=scanner, emitter=_prelude_emitter)
+
+
+def _prelude_emitter(target, source, env):
+    # The prelude's path is left out of the command's signature ($( $)); its content is not.
+    env.Depends(target, env.fs.File(str(HIP_PRELUDE)))
+    return target, source
+
+
+def exists(env):
+    return env.Detect(env.get("HIP_CLANG") or toolchains.hip_clang() or "clang-19")
