@@ -45,7 +45,6 @@ workgroup_count = ["ceildiv(w0, 256)"]
 def cuda_project(project):
     project.copy(REPO / "models/elementwise.mlir", "models/ew.mlir")
     project.copy(REPO / "kernels/cuda/elementwise.cu", "kernels/ew.cu")
-    project.copy(REPO / "kernels/cuda/grid.cuh", "kernels/grid.cuh")
     project.write("kernels/demo.toml", CUDA)
     return project
 

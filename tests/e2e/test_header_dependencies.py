@@ -8,8 +8,12 @@ import pytest
 from conftest import REPO
 from iree_kernels import toolchains
 
-CUDA_KERNEL = (REPO / "kernels/cuda/elementwise.cu").read_text()
-GLSL_SHADER = (REPO / "kernels/vulkan/elementwise.glsl").read_text()
+# The demo kernels, their grid helper taken from a folder given only by a flag.
+CUDA_KERNEL = (REPO / "kernels/cuda/elementwise.cu").read_text().replace(
+    '#include "iree_kernels/grid.cuh"', '#include "grid.cuh"')
+GLSL_SHADER = (REPO / "kernels/vulkan/elementwise.glsl").read_text().replace(
+    '#include "iree_kernels/grid.glsl"', '#include "grid.glsl"')
+HEADERS = REPO / "site_scons/iree_kernels/data/include/iree_kernels"
 
 
 def manifest(kernels: dict[str, tuple[str, str]]) -> str:
@@ -29,7 +33,7 @@ def test_cuda_header_reached_only_through_a_flag(project, compiler, flags):
     if compiler == "clang" and not toolchains.on_path("clang"):
         pytest.skip("no clang")
     project.copy(REPO / "models/elementwise.mlir", "models/ew.mlir")
-    project.copy(REPO / "kernels/cuda/grid.cuh", "third_party/inc/grid.cuh")
+    project.copy(HEADERS / "grid.cuh", "third_party/inc/grid.cuh")
     project.write("kernels/uses.cu", CUDA_KERNEL)                         # includes grid.cuh
     project.write("kernels/other.cu", CUDA_KERNEL.replace(
         '#include "grid.cuh"', '#define FOR_EACH_THREAD(i, n) '
@@ -61,7 +65,7 @@ def test_glsl_include_reached_only_through_a_flag(project, compiler, flags):
     if not toolchains.on_path("glslc" if compiler == "glslc" else "glslangValidator"):
         pytest.skip(f"no {compiler}")
     project.copy(REPO / "models/elementwise.mlir", "models/ew.mlir")
-    project.copy(REPO / "kernels/vulkan/grid.glsl", "shaders/include/grid.glsl")
+    project.copy(HEADERS / "grid.glsl", "shaders/include/grid.glsl")
     project.write("kernels/uses.glsl", GLSL_SHADER)
     project.write("kernels/other.glsl", GLSL_SHADER.replace(
         '#include "grid.glsl"', '#define FOR_EACH_INVOCATION(i, n) '
