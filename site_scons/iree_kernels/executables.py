@@ -199,7 +199,7 @@ def subspans(variant) -> tuple[Subspan, ...]:
     from iree.compiler import ir
 
     found = []
-    for op in _walk(variant, "hal.interface.binding.subspan"):
+    for op in ops_within(variant, "hal.interface.binding.subspan"):
         tensor = _DISPATCH_TENSOR_RE.search(str(op.results[0].type))
         if tensor is None:
             continue
@@ -256,7 +256,7 @@ def _traced(value, depth: int = 0) -> tuple[tuple[int, ...], int | None]:
     return tuple(sorted(constants)), workload
 
 
-def _walk(parent, name: str) -> list:
+def ops_within(parent, name: str) -> list:
     """Every op named ``name`` nested anywhere in ``parent``, in order."""
     found = []
     for region in parent.regions:
@@ -265,7 +265,7 @@ def _walk(parent, name: str) -> list:
                 op = op.operation
                 if op.name == name:
                     found.append(op)
-                found += _walk(op, name)
+                found += ops_within(op, name)
     return found
 
 

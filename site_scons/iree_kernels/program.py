@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 
 from .errors import UserError
+from .executables import ops_within
 
 
 @dataclass(frozen=True)
@@ -123,7 +124,7 @@ class Program:
         if not found:
             raise UserError(f"has no function @{function} to specialize", file=self.source)
         with self._context, ir.Location.unknown():
-            for op in _ops_within(found[0], "hal.buffer_view.dim"):
+            for op in ops_within(found[0], "hal.buffer_view.dim"):
                 argument = ir.BlockArgument(op.operands[0]).arg_number
                 dim = ir.IntegerAttr(op.attributes["index"]).value
                 if argument >= len(shapes) or dim >= len(shapes[argument]):
@@ -217,13 +218,3 @@ def _ops_named(op, name: str) -> list:
     return [inner.operation for region in op.regions for block in region.blocks
             for inner in block.operations if inner.operation.name == name]
 
-
-def _ops_within(op, name: str) -> list:
-    """Every op named ``name`` nested anywhere in ``op``'s regions."""
-    found = []
-    for region in op.regions:
-        for block in region.blocks:
-            for inner in block.operations:
-                inner = inner.operation
-                found += [inner] if inner.name == name else _ops_within(inner, name)
-    return found
