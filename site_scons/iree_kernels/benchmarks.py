@@ -31,6 +31,7 @@ class Result:
     device: str = ""
     plain_module: str = ""       # the compiled benchmark modules, to time them elsewhere
     module: str = ""
+    shapes: str = ""             # dynamic shapes: the expected-output case they are taken from
 
     @property
     def speedup(self) -> float | None:
@@ -53,6 +54,40 @@ def dump_benchmarks(iree_compile: str, program: str, flag_files: list[str],
     toolchains.run([iree_compile, program, *phase, *(f"@{f}" for f in flag_files),
                     f"--iree-hal-dump-executable-benchmarks-to={directory}", "-o", "/dev/null"],
                    program, "dump IREE's executable benchmarks")
+
+
+def dump_benchmarks_of(iree_compile: str, program: Path, options: str, work: Path,
+                       names: list[str], cases: list[tuple[str, list, str]] = ()
+                       ) -> dict[str, tuple[Path, str]]:
+    """The benchmark module IREE dumps for each of ``names``: name -> (its file, where its shapes are from).
+
+    IREE dumps none for a dispatch whose sizes are known only at run time. Where
+    only the inputs' shapes leave them so, ``program`` is specialized to the
+    input shapes of each of ``cases`` in turn ((function, shapes, what to call
+    them)) until it is dumped; its second field then names the case. Names
+    IREE dumps nothing for are left out.
+    """
+    from .errors import UserError
+    from .program import Program
+
+    dump_benchmarks(iree_compile, str(program), [options], work / "program")
+    found = {name: (path, "") for name in names
+             if (path := benchmark_file(work / "program", name))}
+    for number, (function, shapes, label) in enumerate(cases):
+        missing = [name for name in names if name not in found]
+        if not missing:
+            break
+        with Program(program.read_text(), str(program)) as specialized:
+            try:
+                specialized.specialize(function, shapes)
+            except UserError:
+                continue                  # the case calls another function, or fewer inputs
+            staged = work / f"case-{number}.mlir"
+            staged.write_text(specialized.text())
+        dump_benchmarks(iree_compile, str(staged), [options], work / f"case-{number}")
+        found.update({name: (path, label) for name in missing
+                      if (path := benchmark_file(work / f"case-{number}", name))})
+    return found
 
 
 def benchmark_file(folder: Path, executable: str) -> Path | None:

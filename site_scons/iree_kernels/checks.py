@@ -133,6 +133,14 @@ def input_shapes(case: Case, root: str | Path = ".") -> list[tuple[int, ...]]:
     return shapes
 
 
+def case_shapes(path: str | None, target: str) -> list[tuple[str, list, str]]:
+    """(function, input shapes, a name for them) of each case of ``path`` for ``target``."""
+    if not path:
+        return []
+    return [(case.function, input_shapes(case), f"the input shapes of {case.entry} in {path}")
+            for case in load_cases(path, target)]
+
+
 def referenced_files(cases: list[Case]) -> list[str]:
     """Files the cases read through iree-run-module's ``@path`` syntax."""
     values = [v for case in cases for v in (*case.inputs, *case.outputs)]

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from . import toolchains
-from .benchmarks import benchmark_file, with_source
+from .benchmarks import with_source
 from .comparison import Tolerance, mismatch
 from .errors import UserError
 from .executables import Subspan
@@ -229,13 +229,14 @@ class Plan:
     format: int = FORMAT
 
 
-def harnesses(dumped: Path, program_text: str, program: str,
+def harnesses(dumped: dict[str, tuple[Path, str]], program_text: str, program: str,
               names: list[str]) -> dict[str, dict]:
-    """Per executable of ``names``: {"harness": MLIR text, "cases": [...]} or {"note": why none}.
+    """Per executable of ``names``: {"harness": MLIR text, "cases": [...], "shapes": ...} or {"note": why none}.
 
-    ``dumped``: the folder IREE dumped the benchmark modules into;
-    ``program_text``: the executable-sources program, whose executables (IREE's
-    own, before codegen) go into the harnesses.
+    ``dumped``: the benchmark module IREE dumped for each executable, and where
+    its shapes are from (``benchmarks.dump_benchmarks_of``); ``program_text``: the
+    executable-sources program, whose executables (IREE's own, before codegen)
+    go into the harnesses.
     """
     from .executables import read_executables
     from .program import Program
@@ -244,13 +245,13 @@ def harnesses(dumped: Path, program_text: str, program: str,
     out = {}
     with Program(program_text, program) as sources:
         for name in names:
-            bench = benchmark_file(dumped, name)
-            if bench is None:
+            if name not in dumped:
                 out[name] = {"note": "IREE dumps no benchmark for it (dynamic shapes or "
                                      "push constants computed at run time)"}
                 continue
+            bench, shapes = dumped[name]
             text, cases = harness(with_source(bench, sources, name), str(bench))
-            out[name] = {"harness": text, "cases": [
+            out[name] = {"harness": text, "shapes": shapes, "cases": [
                 {"function": c.function, "bindings": c.bindings,
                  "regions": [asdict(r) for r in regions(c, found[name].subspans)]}
                 for c in cases]}

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import SCons.Action
 import SCons.Builder
 import SCons.Util
 
-from iree_kernels import benchmarks, runtime, toolchains
+from iree_kernels import benchmarks, checks, runtime, toolchains
 from iree_kernels.program import Program
 from iree_kernels.scons import program, reporting_user_errors, write_atomically
 
@@ -29,26 +30,31 @@ from iree_kernels.scons import program, reporting_user_errors, write_atomically
 @reporting_user_errors
 def run_microbenchmarks(target, source, env):
     model, options, record_file, dump = (str(s) for s in source[:4])
+    expected = next((s.get_path() for s in source[4:] if s.get_suffix() == ".toml"), None)
     record = json.loads(Path(record_file).read_text())
     work = Path(target[0].abspath).with_suffix("")
-    iree_compile = env.subst("$IREE_COMPILE")
-    benchmarks.dump_benchmarks(iree_compile, dump, [options], work)
+    shutil.rmtree(work, ignore_errors=True)
+    names = [sub["executable"] for sub in record["substitutions"]]
+    # Dynamic shapes: timed at the input shapes of the model's expected-output cases.
+    found = benchmarks.dump_benchmarks_of(env.subst("$IREE_COMPILE"), Path(dump), options, work,
+                                          names, checks.case_shapes(expected,
+                                                                    env["IREE_RUN_TARGET"]))
     device = env["IREE_RUN_DEVICE"]
     available = runtime.device_driver(device) in runtime.available_drivers(
         env.subst("$IREE_RUN_MODULE"))
     with Program(Path(dump).read_text(), dump) as sources:
-        results = [_measure(env, sub, sources, work, options, device, available)
-                   for sub in record["substitutions"]]
+        results = [_measure(env, sub, found.get(sub["executable"]), sources, work, options,
+                            device, available) for sub in record["substitutions"]]
     write_atomically(target[0].abspath, benchmarks.to_json(results))
 
 
-def _measure(env, sub, sources, work, options, device, available):
+def _measure(env, sub, found, sources, work, options, device, available):
     result = benchmarks.Result(sub["model"], sub["target"], sub["executable"], sub["export"],
                                sub["file"], device=device)
-    dumped = benchmarks.benchmark_file(work, sub["executable"])
-    if dumped is None:
-        result.note = "no benchmark (IREE dumps none for dynamic shapes)"
+    if found is None:
+        result.note = "no benchmark (IREE dumps none where sizes depend on data)"
         return result
+    dumped, result.shapes = found
     source = work / f"{dumped.stem}.source.mlir"
     source.write_text(benchmarks.with_source(dumped, sources, sub["executable"]))
     plain, substituted = work / f"{sub['executable']}.plain.vmfb", work / f"{sub['executable']}.vmfb"
@@ -89,7 +95,8 @@ def generate(env):
     )
     env["BUILDERS"]["IreeMicrobenchmark"] = SCons.Builder.Builder(
         action=SCons.Action.Action(run_microbenchmarks, "$IREE_BENCHCOMSTR",
-                                   varlist=["IREE_RUN_DEVICE", "IREE_BENCHMARKFLAGS"]),
+                                   varlist=["IREE_RUN_DEVICE", "IREE_RUN_TARGET",
+                                            "IREE_BENCHMARKFLAGS"]),
         suffix=".json")
     env["BUILDERS"]["IreeBenchmarkReport"] = SCons.Builder.Builder(
         action=SCons.Action.Action(write_report, "$IREE_BENCHREPORTCOMSTR"),

@@ -384,9 +384,12 @@ def _declare_module(env, project, model, where, build, scaffolds=True):
     _depend_on_option_files(env, model.options.get(target_name, ()), sources_dump, module)
     module[0].attributes.missing_tools = sorted(set(filter(None, missing.values())))
     if subs and _wanted("bench", "microbenchmarks"):
+        expected = [env.File(f"#{model.expected}")] if model.expected else []
         benchmark = env.IreeMicrobenchmark(here.File("microbenchmarks.json"),
-                                           [model.source, options, record, dump, module],
-                                           IREE_RUN_DEVICE=target.run_device)
+                                           [model.source, options, record, dump, module,
+                                            *expected],
+                                           IREE_RUN_DEVICE=target.run_device,
+                                           IREE_RUN_TARGET=target.name)
         env.AlwaysBuild(benchmark)
         env.Alias("microbenchmarks", benchmark)
     if _wanted("hotspots"):

@@ -24,7 +24,6 @@ import SCons.Action
 import SCons.Builder
 
 from iree_kernels import benchmarks, checks, selection, toolchains, verification
-from iree_kernels.program import Program
 from iree_kernels.errors import UserError
 from iree_kernels.scons import reporting_user_errors, write_atomically
 
@@ -33,40 +32,15 @@ from iree_kernels.scons import reporting_user_errors, write_atomically
 def write_harnesses(target, source, env):
     program, options, record = (s.abspath for s in source[:3])
     names = sorted({sub["executable"] for sub in json.loads(Path(record).read_text())["substitutions"]})
-    text = Path(program).read_text()
+    expected = source[3].get_path() if len(source) > 3 else None
     out = Path(target[0].abspath)
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=".benchmarks-") as work:
-        made = _harnesses(env, Path(work) / "program", text, str(source[0]), options, names)
-        expected = source[3].get_path() if len(source) > 3 else None
-        cases = checks.load_cases(expected, env["IREE_RUN_TARGET"]) if expected else []
-        for number, case in enumerate(cases):
-            missing = [name for name in names if "note" in made[name]]
-            if not missing:
-                break
-            # Dispatches only the inputs' shapes leave dynamic: IREE dumps them once those are known.
-            with Program(text, str(source[0])) as specialized:
-                try:
-                    specialized.specialize(case.function, checks.input_shapes(case))
-                except UserError:
-                    continue
-                specialized_text = specialized.text()
-            staged = Path(work) / f"case-{number}.mlir"
-            staged.write_text(specialized_text)
-            found = _harnesses(env, Path(work) / f"case-{number}", text, str(staged), options,
-                               missing, program=staged)
-            made.update({name: {**found[name], "shapes": f"the input shapes of {case.entry} "
-                                f"in {expected}"}
-                         for name in missing if "harness" in found[name]})
+        dumped = benchmarks.dump_benchmarks_of(
+            env.subst("$IREE_COMPILE"), Path(program), options, Path(work), names,
+            checks.case_shapes(expected, env["IREE_RUN_TARGET"]))
+        made = verification.harnesses(dumped, Path(program).read_text(), str(source[0]), names)
     write_atomically(target[0].abspath, json.dumps(made, sort_keys=True) + "\n")
-
-
-def _harnesses(env, folder: Path, text: str, origin: str, options: str, names: list[str],
-               program: Path | None = None) -> dict:
-    """IREE's benchmarks of ``program`` (default: ``origin``) as harnesses holding the executables of ``text``."""
-    benchmarks.dump_benchmarks(env.subst("$IREE_COMPILE"), str(program or origin), [options],
-                               folder)
-    return verification.harnesses(folder, text, origin, names)
 
 
 @reporting_user_errors

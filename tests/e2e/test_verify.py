@@ -8,6 +8,7 @@ message says where.
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 
 import pytest
@@ -154,6 +155,12 @@ def test_dynamic_shapes_are_checked_at_the_expected_outputs_input_shapes(project
     assert ("matched IREE's executable on local-sync (1 dispatch(es))" in build.output
             and "the input shapes of [[case]] #1 in models/saxpy.expected.toml" in build.output), \
         build.output
+
+    # scons bench times the dynamic dispatch at the same shapes.
+    project.scons("bench", "IREE_BENCHMARKFLAGS=--benchmark_repetitions=1 --batch_size=2")
+    timed, = json.loads(project.read("build/llvm-cpu/saxpy/microbenchmarks.json"))
+    assert timed["plain_us"] > 0 and timed["substituted_us"] > 0
+    assert timed["shapes"] == "the input shapes of [[case]] #1 in models/saxpy.expected.toml"
 
     # The last item of every workgroup's slice left out: 5 of the 5000.
     project.write("kernels/saxpy.c", kernel.replace("i < end; ++i", "i + 1 < end; ++i"))
