@@ -64,7 +64,7 @@ def saxpy(project):
     for name in ("saxpy.mlir", "saxpy.expected.toml", "saxpy/x.npy", "saxpy/y.npy",
                  "saxpy/out.npy"):
         project.copy(REPO / "models" / name, f"models/{name}")
-    for name in ("cpu/saxpy.c", "cuda/saxpy_256.cu", "cuda/grid.cuh"):
+    for name in ("cpu/saxpy.c", "cuda/saxpy_256.cu"):
         project.copy(REPO / "kernels" / name, f"kernels/{name}")
     project.write("kernels/demo.toml", SAXPY)
     return project
