@@ -438,3 +438,24 @@ def test_executable_names_written_like_code_in_a_model_run_nothing(project, tmp_
     assert f'executable = "{PAYLOAD}_dispatch_0"' in project.read("kernels/scaffolded.toml")
     # (The scaffolded copy does not build: IREE dumps such a name unquoted, '@${...}'.)
     assert not (tmp_path / PWNED).exists() and not (project.root / PWNED).exists()
+
+
+@pytest.mark.parametrize("target, extra, args", [
+    ("llvm-cpu", "verify = false\n", ("verify",)),              # skipped: it computes something else
+    ("cuda", "", ("-k", "verify")),                             # skipped here: no CUDA device
+], ids=["verify-false", "no-device"])
+def test_a_selector_holding_code_is_printed_by_verify_never_run(project, target, extra, args):
+    """The differential check's skip lines name the substitution by its selector, as written."""
+    from iree_kernels import runtime
+    if target == "cuda" and "cuda" in runtime.available_drivers(toolchains.iree_tool("iree-run-module")):
+        pytest.skip("a CUDA device is here: the check would run")
+    project.copy(REPO / "models/mlp.mlir", "models/mlp.mlir")
+    project.write("kernels/k.mlir", SQUARE)
+    project.write("kernels/demo.toml", MLP_ONLY.replace('"llvm-cpu"', f'"{target}"')
+                  + f'\n[[substitutions]]\nmodel = "mlp"\ntarget = "{target}"\n'
+                    f'export = "*{P}"\nfile = "kernels/k.mlir"\n{extra}')
+    build = project.scons(f"IREE_TARGETS={target}", *args, expect_ok=False)
+    assert f"verify: skipped export=*{P} of mlp/{target}: " in build.output, build.output
+    assert "Traceback" not in build.output
+    for folder in (project.root, project.root.parent):          # the payload writes to both
+        assert not (folder / PWNED).exists(), "a string was run as code"
