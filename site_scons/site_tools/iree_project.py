@@ -400,11 +400,11 @@ def _declare_module(env, project, model, where, build, scaffolds=True):
                "inputs": [env.File(f"#{p}") for p in (model.source, *(s.file for s in subs),
                                                           *(o for s in subs for o in s.objects))]
                          + made_nodes}
-    checks = [_declare_check(env, model, where, module)]
+    checked = [_declare_check(env, model, where, module)]
     if subs and _wanted("verify", "check"):
-        checks += _declare_verification(env, model, where, subs, kernels, here,
-                                        [sources_dump, options, record], resolved)
-    return module, checks, release
+        checked += _declare_verification(env, model, where, subs, kernels, here, sources_dump,
+                                         options, record, resolved)
+    return module, checked, release
 
 
 def _depend_on_option_files(env, flags, front_end, module) -> None:
@@ -592,43 +592,38 @@ def _skipped(env, name, message):
     return alias
 
 
-def _declare_verification(env, model, where, subs, kernels, here, program, resolved):
+def _declare_verification(env, model, where, subs, kernels, here, dump, options, record,
+                          resolved):
     """Each substitution's differential check (``scons verify``, part of ``scons check``)."""
     target = where.target
     folder = here.Dir("verify")
     # Dispatches with dynamic shapes are dumped with the input shapes of the expected outputs.
     expected = [env.File(f"#{model.expected}")] if model.expected else []
-    harnesses = env.IreeHarnesses(folder.File("harnesses.json"), [*program, *expected],
-                                  IREE_RUN_TARGET=target.name)
+    harnesses = env.IreeHarnesses(folder.File("harnesses.json"),
+                                  [dump, options, record, *expected], IREE_RUN_TARGET=target.name)
     if model.expected:
-        try:
-            cases = checks.load_cases(model.expected, target.name, env.Dir("#").abspath,
-                                      env["BUILD_DIR"])
-        except UserError as e:
-            fail(str(e))
-        env.Depends(harnesses, [env.Dir("#").File(path) for path in checks.referenced_files(cases)])
-    options, record = program[1], program[2]
+        env.Depends(harnesses, _case_files(env, _expected_cases(env, model, target)))
     driver = runtime.device_driver(target.run_device)
     runnable = driver in runtime.available_drivers(env.subst("$IREE_RUN_MODULE"))
     nodes = []
     for sub in subs:
         stem = folder.File(f"{_file_name(sub.key)}.verify.json")
+
+        def skipped(why: str):
+            return _skipped(env, f"verify-{where.folder}-{model.name}-{stem.name}",
+                            escape(f"verify: skipped {sub.key} of {model.name}/{where.folder}: "
+                                   f"{why}"))
         if not sub.verify:
-            nodes += _skipped(env, f"verify-{where.folder}-{model.name}-{stem.name}",
-                              escape(f"verify: skipped {sub.key} of {model.name}/{where.folder}: "
-                                     f"{sub.origin.file} says it computes something else "
-                                     "(verify = false)"))
+            nodes += skipped(f"{sub.origin.file} says it computes something else (verify = false)")
             continue
         tolerance = {"atol": sub.atol, "rtol": sub.rtol, "ulp": sub.ulp}
         wanted = env.Value(json.dumps({"key": sub.key, "tolerance": tolerance}, sort_keys=True))
         plan = env.IreeHarnessModules(stem, [harnesses, options, record, resolved, wanted,
                                              *kernels[sub.key].values()])
         if not runnable:
-            nodes += [plan, _skipped(env, f"verify-{where.folder}-{model.name}-{stem.name}",
-                                     escape(f"verify: skipped {sub.key} of {model.name}/{where.folder}: ")
-                                     + escape(f"no '{driver}' device on this machine; "
-                                     f"python -m iree_kernels.verification {stem} --device="
-                                     f"{target.run_device} runs it where there is one"))]
+            nodes += [plan, skipped(f"no '{driver}' device on this machine; python -m "
+                                    f"iree_kernels.verification {stem} --device="
+                                    f"{target.run_device} runs it where there is one")]
             continue
         verified = env.IreeVerify(folder.File(f"{_file_name(sub.key)}.verified"), plan,
                                   IREE_RUN_DEVICE=target.run_device)
@@ -636,6 +631,20 @@ def _declare_verification(env, model, where, subs, kernels, here, program, resol
         nodes += verified
     env.Alias("verify", nodes)
     return nodes
+
+
+def _expected_cases(env, model, target) -> list:
+    """The cases of the model's expected outputs that apply to ``target``."""
+    try:
+        return checks.load_cases(model.expected, target.name, env.Dir("#").abspath,
+                                 env["BUILD_DIR"])
+    except UserError as e:
+        fail(str(e))
+
+
+def _case_files(env, cases) -> list:
+    top = env.Dir("#")          # Dir.File: the path is not substituted
+    return [top.File(path) for path in checks.referenced_files(cases)]
 
 
 def _declare_check(env, model, where, module):
@@ -650,19 +659,14 @@ def _declare_check(env, model, where, module):
     if driver not in runtime.available_drivers(env.subst("$IREE_RUN_MODULE")):
         return _skipped(env, name, f"check: skipped {module[0]}: no '{driver}' device on "
                         "this machine (iree-run-module --list_devices)")
-    try:
-        cases = checks.load_cases(model.expected, target.name, env.Dir("#").abspath,
-                                  env["BUILD_DIR"])
-    except UserError as e:
-        fail(str(e))
+    cases = _expected_cases(env, model, target)
     if not cases:
         return _skipped(env, name, f"check: skipped {module[0]}: no case of {model.expected} "
                         f"applies to target '{target.name}'")
     check = env.IreeCheck(module[0].target_from_source("", ".check"),
                           [module, model.expected],
                           IREE_RUN_DEVICE=target.run_device, IREE_RUN_TARGET=target.name)
-    top = env.Dir("#")          # Dir.File: the path is not substituted
-    env.Depends(check, [top.File(path) for path in checks.referenced_files(cases)])
+    env.Depends(check, _case_files(env, cases))
     env.NoCache(check)      # a check says what this machine's device computes
     return check
 
