@@ -90,9 +90,11 @@ def depfile_scanner(name: str, suffixes: list[str], path_variable: str):
             return []
         depfile = node.dir.File(node.name + DEPFILE_SUFFIX)
         if not os.path.isfile(depfile.get_abspath()):
-            executor = node.get_executor()
-            return [dep for source in node.sources for dep in source.get_implicit_deps(
-                env, fallback, executor.get_build_scanner_path)]
+            # Not the executor's scanner path: a dry run (-n) has released it by now.
+            def path(scanner):
+                return scanner.path(env, getattr(node, "cwd", None), [node], node.sources)
+            return [dep for source in node.sources
+                    for dep in source.get_implicit_deps(env, fallback, path)]
         return _read(depfile, node, env)
 
     return SCons.Scanner.Scanner(scan, name=name)

@@ -123,6 +123,8 @@ class KernelKind:
     modes: tuple[str, ...]
     why_not: str = ""              # why the other modes do not fit
     compiles_to: str | None = None  # the suffix of what the build makes of it
+    checker: str = ""              # the program that checks a kernel of this kind, if any
+    entry_point_main: bool = False  # compiled, its entry point is 'main': renamed to the export
 
 
 _GPU_MODES = ("object", "wrapped")
@@ -136,12 +138,14 @@ KERNEL_KINDS = {kind.suffix: kind for kind in (
                "an .mlir file replaces an executable's source; object and wrapped modes "
                "take a kernel (.ptx, .spv, .c, ...)"),
     KernelKind(".cu", "a CUDA kernel", ("cuda",), "object", _GPU_MODES, _GPU_WHY, ".ptx"),
-    KernelKind(".ptx", "a PTX kernel", ("cuda",), "object", _GPU_MODES, _GPU_WHY),
+    KernelKind(".ptx", "a PTX kernel", ("cuda",), "object", _GPU_MODES, _GPU_WHY,
+               checker="ptxas"),
     KernelKind(".glsl", "a GLSL compute shader", ("vulkan",), "object", _GPU_MODES, _GPU_WHY,
-               ".spv"),
+               ".spv", entry_point_main=True),
     KernelKind(".comp", "a GLSL compute shader", ("vulkan",), "object", _GPU_MODES, _GPU_WHY,
-               ".spv"),
-    KernelKind(".spv", "a SPIR-V shader", ("vulkan",), "object", _GPU_MODES, _GPU_WHY),
+               ".spv", entry_point_main=True),
+    KernelKind(".spv", "a SPIR-V shader", ("vulkan",), "object", _GPU_MODES, _GPU_WHY,
+               checker="spirv-val"),
     KernelKind(".hip", "a HIP kernel", ("hip",), "object", _GPU_MODES, _GPU_WHY, ".hsaco"),
     KernelKind(".hsaco", "an AMD GPU code object", ("hip",), "object", _GPU_MODES, _GPU_WHY),
     KernelKind(".c", "a C kernel", ("llvm-cpu",), "wrapped", ("wrapped",), _NATIVE_WHY, ".o"),

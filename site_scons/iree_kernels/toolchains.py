@@ -133,6 +133,11 @@ def hip_clang() -> str | None:
     return next(filter(None, map(shutil.which, HIP_CLANGS)), None)
 
 
+def checker(name: str) -> str | None:
+    """The path of a kernel checker (targets.KernelKind.checker: ptxas, spirv-val), or None."""
+    return ptxas() if name == "ptxas" else on_path(name)
+
+
 def on_path(name: str) -> str | None:
     """A program found on PATH (clang, glslangValidator, glslc, spirv-val, ...), or as
     its environment variable says (CLANG, GLSLANG, GLSLC, SPIRV_VAL)."""

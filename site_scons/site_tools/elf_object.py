@@ -26,6 +26,7 @@ from iree_kernels import toolchains
 from iree_kernels.scons import program, whole_file_command
 from iree_kernels.scons_depfiles import (CANONICAL_DEPFILE, NO_SOURCE_SCANNER, depfile_emitter,
                                           depfile_scanner)
+from iree_kernels.scons_kernels import KernelCompiler, add_kernel_compiler, version_emitter
 
 
 def generate(env):
@@ -42,11 +43,18 @@ def generate(env):
                "$( -MMD -MF ${TARGETS[1]} $) -c $SOURCE -o $TARGET",
         ELFCOMSTR="",
     )
+    action = [whole_file_command("ELFCOM", "$ELFCOMSTR"), CANONICAL_DEPFILE]
+    emitters = [depfile_emitter, version_emitter("ELFCOM")]
+    scanner = depfile_scanner("ElfCScanner", [".c", ".h"], "ELF_CPPPATH")
     env["BUILDERS"]["ElfObject"] = SCons.Builder.Builder(
-        action=[whole_file_command("ELFCOM", "$ELFCOMSTR"), CANONICAL_DEPFILE], suffix=".o", src_suffix=".c",
-        source_scanner=NO_SOURCE_SCANNER,
-        target_scanner=depfile_scanner("ElfCScanner", [".c", ".h"], "ELF_CPPPATH"),
-        emitter=depfile_emitter)
+        action=action, suffix=".o", src_suffix=".c", source_scanner=NO_SOURCE_SCANNER,
+        target_scanner=scanner, emitter=emitters)
+    add_kernel_compiler(env, KernelCompiler(".c", "ELFCOM", _compiler, compile_database=True),
+                        action, emitters, ".o", NO_SOURCE_SCANNER, scanner)
+
+
+def _compiler(env) -> tuple[str, str | None]:
+    return "clang", toolchains.on_path("clang")
 
 
 def exists(env):

@@ -28,6 +28,7 @@ from iree_kernels import toolchains
 from iree_kernels.scons import package_include, program, whole_file_command
 from iree_kernels.scons_depfiles import (CANONICAL_DEPFILE, NO_SOURCE_SCANNER, depfile_emitter,
                                           depfile_scanner)
+from iree_kernels.scons_kernels import KernelCompiler, add_kernel_compiler, version_emitter
 
 
 def generate(env):
@@ -53,11 +54,20 @@ def generate(env):
         SPIRVCOMSTR="",
     )
     package_include(env, "_GLSL_SCANPATH", "GLSL_CPPPATH")
+    action = [whole_file_command("SPIRVCOM", "$SPIRVCOMSTR"), CANONICAL_DEPFILE]
+    emitters = [depfile_emitter, version_emitter("SPIRVCOM")]
+    scanner = depfile_scanner("GlslScanner", [".glsl", ".comp"], "_GLSL_SCANPATH")
     env["BUILDERS"]["Spirv"] = SCons.Builder.Builder(
-        action=[whole_file_command("SPIRVCOM", "$SPIRVCOMSTR"), CANONICAL_DEPFILE], suffix=".spv",
-        src_suffix=[".glsl", ".comp"], source_scanner=NO_SOURCE_SCANNER,
-        target_scanner=depfile_scanner("GlslScanner", [".glsl", ".comp"], "_GLSL_SCANPATH"),
-        emitter=depfile_emitter)
+        action=action, suffix=".spv", src_suffix=[".glsl", ".comp"],
+        source_scanner=NO_SOURCE_SCANNER, target_scanner=scanner, emitter=emitters)
+    for suffix in (".glsl", ".comp"):
+        add_kernel_compiler(env, KernelCompiler(suffix, "SPIRVCOM", _compiler),
+                            action, emitters, ".spv", NO_SOURCE_SCANNER, scanner)
+
+
+def _compiler(env) -> tuple[str, str | None]:
+    name = "glslc" if env["GLSL_COMPILER"] == "glslc" else "glslangValidator"
+    return name, toolchains.on_path(name)
 
 
 def exists(env):

@@ -28,6 +28,7 @@ import SCons.Util
 import iree_kernels
 from iree_kernels import toolchains
 from iree_kernels.scons import file_argument, include_scanner, program, whole_file_command
+from iree_kernels.scons_kernels import KernelCompiler, add_kernel_compiler, version_emitter
 
 HIP_PRELUDE = Path(iree_kernels.__file__).parent / "data" / "clang_hip_prelude.h"
 
@@ -48,9 +49,17 @@ def generate(env):
         HSACOCOMSTR="",
     )
     scanner = include_scanner("HipScanner", [".hip", ".h"], "HIP_CPPPATH")
+    action = whole_file_command("HSACOCOM", "$HSACOCOMSTR")
+    emitters = [_prelude_emitter, version_emitter("HSACOCOM")]
     env["BUILDERS"]["Hsaco"] = SCons.Builder.Builder(
-        action=whole_file_command("HSACOCOM", "$HSACOCOMSTR"),
-        suffix=".hsaco", src_suffix=".hip", source_scanner=scanner, emitter=_prelude_emitter)
+        action=action, suffix=".hsaco", src_suffix=".hip", source_scanner=scanner,
+        emitter=emitters)
+    add_kernel_compiler(env, KernelCompiler(".hip", "HSACOCOM", _compiler, "HIP_ARCH"),
+                        action, emitters, ".hsaco", scanner)
+
+
+def _compiler(env) -> tuple[str, str | None]:
+    return "clang-19", toolchains.hip_clang()
 
 
 def _prelude_emitter(target, source, env):

@@ -1,5 +1,10 @@
 """SCons tool: microbenchmarks of substituted executables beside IREE's own.
 
+Methods:
+  env.IreeMicrobenchmarks(declared)   'microbenchmarks': the substituted executables of a
+                                      module IreeKernelProject declared
+  env.IreeBench(table)                'bench': every microbenchmark, then ``table``
+
 Builders:
   IreeMicrobenchmark     model.mlir + options.flags + substitutions.json + executables.mlir
                          -> microbenchmarks.json (one model and target)
@@ -25,6 +30,7 @@ import SCons.Util
 from iree_kernels import benchmarks, checks, runtime, toolchains
 from iree_kernels.program import Program
 from iree_kernels.scons import program, reporting_user_errors, write_atomically
+from iree_kernels.scons_module import DeclaredModule
 
 
 @reporting_user_errors
@@ -86,6 +92,27 @@ def _report_emitter(target, source, env):
     return [text, text.target_from_source("", ".json"), text.target_from_source("", ".png")], source
 
 
+def declare_microbenchmarks(env, declared: DeclaredModule):
+    model = declared.model
+    expected = [env.File(f"#{model.expected}")] if model.expected else []
+    benchmark = env.IreeMicrobenchmark(declared.folder.File("microbenchmarks.json"),
+                                       [model.source, declared.options, declared.record,
+                                        declared.executables, declared.module, *expected],
+                                       IREE_RUN_DEVICE=declared.target.run_device,
+                                       IREE_RUN_TARGET=declared.target.name)
+    env.AlwaysBuild(benchmark)
+    env.Alias("microbenchmarks", benchmark)
+    return benchmark
+
+
+def declare_bench(env, table):
+    """'scons bench': every microbenchmark declared so far, then one table (JSON, a plot)."""
+    report = env.IreeBenchmarkReport(table, env.Alias("microbenchmarks")[0].sources)
+    env.AlwaysBuild(report)
+    env.Alias("bench", report)
+    return report
+
+
 def generate(env):
     env.SetDefault(
         IREE_BENCHMARK_MODULE=program(toolchains.iree_tool("iree-benchmark-module") or "iree-benchmark-module"),
@@ -101,6 +128,8 @@ def generate(env):
     env["BUILDERS"]["IreeBenchmarkReport"] = SCons.Builder.Builder(
         action=SCons.Action.Action(write_report, "$IREE_BENCHREPORTCOMSTR"),
         suffix=".txt", emitter=_report_emitter)
+    env.AddMethod(declare_microbenchmarks, "IreeMicrobenchmarks")
+    env.AddMethod(declare_bench, "IreeBench")
 
 
 def exists(env):

@@ -25,6 +25,7 @@ from iree_kernels import executables, toolchains, translation
 from iree_kernels.manifest import object_paths
 from iree_kernels.program import Program
 from iree_kernels.scons import program, whole_file_command, write_atomically
+from iree_kernels.scons_kernels import version_emitter
 
 _SUBSTITUTE_RE = re.compile(r"^--iree-hal-substitute-executable-(source|object|configuration)=[^=]+=(.+)$")
 
@@ -117,10 +118,11 @@ def generate(env):
     env["BUILDERS"]["IreeModule"] = SCons.Builder.Builder(
         action=whole_file_command("IREE_COMPILECOM", "$IREE_COMPILECOMSTR",
                                   explain=explain_module_failure),
-        suffix=".vmfb", src_suffix=".mlir", source_scanner=scanner)
+        suffix=".vmfb", src_suffix=".mlir", source_scanner=scanner,
+        emitter=version_emitter("IREE_COMPILECOM"))
     env["BUILDERS"]["IreeExecutableSources"] = SCons.Builder.Builder(
         action=whole_file_command("IREE_DUMPCOM", "$IREE_DUMPCOMSTR"),
-        suffix=".mlir", src_suffix=".mlir")
+        suffix=".mlir", src_suffix=".mlir", emitter=version_emitter("IREE_DUMPCOM"))
     env["IREE_SOURCE_SUBSTITUTION_SCANNER"] = SCons.Scanner.Scanner(
         scan_source_substitutions, name="IreeSourceSubstitutionScanner", skeys=[".flags"])
 

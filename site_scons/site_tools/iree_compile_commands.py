@@ -1,10 +1,12 @@
 """SCons tool: ``compile_commands.json``, clangd's compilation database of the kernels.
 
-``env.IreeCompileCommands(target, {kernel: "PTXCOM", ...})`` declares ``target`` (the project
+``env.IreeCompileCommands(target, modules)`` declares ``target`` (the project
 writes ``#compile_commands.json`` for ``scons compile_commands.json``) listing
-one entry per compiled kernel (.cu -> .ptx, .c -> .o): the argv its builder
-runs, as ``$PTXCOM`` or ``$ELFCOM`` expands for that kernel (its flags, include
-directories and defines, the depfile flags), with ``directory`` the repository
+one entry per kernel of the modules that ``env.Kernel`` compiles with a
+compiler clangd reads (``KernelCompiler.compile_database``: .cu -> .ptx,
+.c -> .o): the argv its builder runs, as its ``$PTXCOM`` or ``$ELFCOM``
+expands for that kernel (its flags, include directories and defines, the
+depfile flags), with ``directory`` the repository
 root and ``file``/``output`` the kernel and what it compiles to, relative to
 it. Running an entry's ``arguments`` in ``directory`` compiles the kernel as the
 build does (SCons writes the output aside first, then moves it in place).
@@ -23,6 +25,7 @@ import SCons.Subst
 
 from iree_kernels import toolchains
 from iree_kernels.scons import write_atomically
+from iree_kernels.scons_kernels import kernel_builder, kernel_compiler
 
 
 def entry(kernel, variable: str, top: str) -> dict:
@@ -40,9 +43,25 @@ def _write(target, source, env):
     write_atomically(target[0].get_abspath(), source[0].read())
 
 
-def declare_compile_commands(env, target, kernels: dict):
+def _compiled(env, modules) -> dict:
+    """The kernels of ``modules`` env.Kernel compiles for the database -> their command variable."""
+    compiling = kernel_builder(env).builder
+    found = {}
+    for declared in modules:
+        for made in declared.kernels.values():
+            kernel = made.kernel
+            if not kernel.has_builder() or kernel.builder is not compiling:
+                continue            # not compiled here, or a compiler this machine lacks
+            compiler = kernel_compiler(env, kernel.sources[0].get_suffix())
+            if compiler and compiler.compile_database:
+                found[kernel] = compiler.command
+    return found
+
+
+def declare_compile_commands(env, target, modules: list):
     top = env.Dir("#").get_abspath()
-    entries = sorted((entry(kernel, variable, top) for kernel, variable in kernels.items()),
+    entries = sorted((entry(kernel, variable, top)
+                      for kernel, variable in _compiled(env, modules).items()),
                      key=lambda e: (e["file"], e["output"]))
     text = json.dumps(entries, indent=2) + "\n"
     return env.Command(target, env.Value(text), SCons.Action.Action(_write, "COMPDB   $TARGET"))

@@ -1,5 +1,8 @@
 """SCons tool: dump a model's executables for people to read and edit.
 
+Method:
+  env.IreeDumpListing(declared)   'dump': the listing of a module IreeKernelProject declared
+
 Builder:
   IreeDump   options.flags + executables.mlir -> dump/executables.txt
 
@@ -24,6 +27,7 @@ import SCons.Builder
 from iree_kernels import dump, executables, selection, toolchains, translation
 from iree_kernels.program import Program
 from iree_kernels.scons import reporting_user_errors, write_atomically
+from iree_kernels.scons_module import DeclaredModule
 
 
 @reporting_user_errors
@@ -82,6 +86,15 @@ def _dump_emitter(target, source, env):
     return [target[0], translated], source
 
 
+def declare_listing(env, declared: DeclaredModule):
+    listing = env.IreeDump(declared.folder.Dir("dump").File("executables.txt"),
+                           [declared.options, declared.executables],
+                           IREE_DUMP_KINDS=env["DUMP"], IREE_DUMP_TARGET=declared.target.name,
+                           IREE_DUMP_MODEL=declared.model.name)
+    env.Alias("dump", listing)
+    return listing
+
+
 def generate(env):
     env.SetDefault(IREE_DUMP_KINDS="sources", IREE_DUMPLISTCOMSTR="Dumping $TARGET")
     env["BUILDERS"]["IreeDump"] = SCons.Builder.Builder(
@@ -89,6 +102,7 @@ def generate(env):
                                    varlist=["IREE_DUMP_KINDS", "IREE_DUMP_TARGET",
                                             "IREE_DUMP_MODEL"]),
         emitter=_dump_emitter)
+    env.AddMethod(declare_listing, "IreeDumpListing")
 
 
 def exists(env):

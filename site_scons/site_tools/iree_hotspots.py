@@ -27,6 +27,7 @@ import SCons.Util
 import iree_kernels
 from iree_kernels import benchmarks, hotspots, runtime, toolchains
 from iree_kernels.scons import reporting_user_errors, write_atomically
+from iree_kernels.scons_module import DeclaredModule
 
 
 @reporting_user_errors
@@ -76,14 +77,18 @@ def _report_emitter(target, source, env):
     return made, source
 
 
-def declare_hotspots(env, folder, program, options, record, device):
-    """``folder``/hotspots.txt (+ .json, .png) of one model and target; returns its nodes."""
+def declare_hotspots(env, declared: DeclaredModule):
+    """``hotspots.txt`` (+ .json, .png) of a module IreeKernelProject declared."""
     spec = {"compiler": toolchains.version(env.subst("$IREE_COMPILE")),
             "library": iree_kernels.fingerprint()}
+    folder = declared.folder
     compiled = env.IreeHotspotBenchmarks(folder.Dir("hotspots").File("benchmarks.json"),
-                                         [program, options, env.Value(json.dumps(spec))])
-    return env.IreeHotspotReport(folder.File("hotspots.txt"), [compiled, record],
-                                 IREE_RUN_DEVICE=device)
+                                         [declared.executables, declared.options,
+                                          env.Value(json.dumps(spec))])
+    report = env.IreeHotspotReport(folder.File("hotspots.txt"), [compiled, declared.record],
+                                   IREE_RUN_DEVICE=declared.target.run_device)
+    env.Alias("hotspots", report)
+    return report
 
 
 def generate(env):

@@ -12,29 +12,29 @@ from __future__ import annotations
 
 import atexit
 import functools
-import hashlib
 import json
 import os
 import re
 import sys
 from pathlib import Path
 
-import SCons.Action
-import SCons.Errors
 import SCons.Script
 import SCons.Variables
 from SCons.Script import BoolVariable, EnumVariable, Variables
 
 import iree_kernels
-from iree_kernels import checks, option_files, runtime, toolchains
+from iree_kernels import option_files, toolchains
 from iree_kernels.files import not_regular
 from iree_kernels.errors import UserError
 from iree_kernels.manifest import closest, load_project
 from iree_kernels.scaffold import LANGUAGES
-from iree_kernels.targets import (REPRODUCIBLE_FLAGS, TARGETS, kernel_kind, module_targets,
-                                   parse_archs, rejected_arch_message)
-from iree_kernels.scons import (OPTION_ORIGINS, escape, fail, lock_build_folder, pspawn_without_shell,
+from iree_kernels.targets import (KERNEL_KINDS, REPRODUCIBLE_FLAGS, TARGETS, kernel_kind,
+                                  module_targets, parse_archs, rejected_arch_message)
+from iree_kernels.scons import (OPTION_ORIGINS, fail, lock_build_folder, pspawn_without_shell,
                                 safe_arguments, spawn_without_shell)
+from iree_kernels.scons_kernels import kernel_compiler, tool_version
+from iree_kernels.scons_module import (DeclaredKernel, DeclaredModule, failing, file_name,
+                                       wanted)
 
 SHORT_COMSTRS = {
     "IREE_COMPILECOMSTR": "IREE     $TARGET",
@@ -233,7 +233,6 @@ def _declare_project(env, manifests=None):
     if env["PROGRESS"]:
         SCons.Script.Progress(["-\r", "\\\r", "|\r", "/\r"], interval=25)
     env.IreeCacheDir()
-    env["_IREE_COMPILED_KERNELS"] = {}      # .cu and .c kernels -> $XCOM: compile_commands.json
     root = Path(env.Dir("#").abspath)
     if manifests is None:
         manifests = sorted(root.glob(env["MANIFESTS"]))
@@ -247,20 +246,17 @@ def _declare_project(env, manifests=None):
     _check_options(env, project, archs)
     build = env.Dir(f"#{env['BUILD_DIR']}")
     _lock(env, build)
-    env["_IREE_KERNEL_CHECKS"] = _kernel_checks(env, project)
-    modules, check_nodes, released = [], [], []
+    modules, check_nodes = [], []
     for model in project.models.values():
         model = env.IreeImportedModel(model, build.Dir("models"))   # .onnx: reads its import
         for target in model.targets:
             if target not in selected:
                 continue
             for n, where in enumerate(module_targets(TARGETS[target], archs.get(target, []))):
-                module, check, release = _declare_module(env, project, model, where, build,
-                                                         scaffolds=n == 0)
-                modules.append(module)
-                check_nodes += check
-                released.append(release)
-    env.Alias("modules", modules)
+                declared = _declare_module(env, project, model, where, build)
+                check_nodes += _declare_uses(env, declared, scaffolds=n == 0)
+                modules.append(declared)
+    env.Alias("modules", [m.module for m in modules])
     env.Alias("check", check_nodes)
     if env["SCAFFOLD"] and not _matches_glob(env["SCAFFOLD_MANIFEST"], env["MANIFESTS"]):
         fail(f"SCAFFOLD_MANIFEST={env['SCAFFOLD_MANIFEST']} is not one of the manifests the "
@@ -268,11 +264,10 @@ def _declare_project(env, manifests=None):
     if env["SCAFFOLD"] and not env.Alias("scaffold")[0].sources:
         fail(f"SCAFFOLD={env['SCAFFOLD']}: expected MODEL/TARGET/EXECUTABLE of a declared "
               f"model and target; models: {', '.join(sorted(project.models))}")
-    _declare_benchmark_report(env, build)
-    if _wanted("compile_commands"):
-        env.IreeCompileCommands(env.File("#compile_commands.json"),
-                                env["_IREE_COMPILED_KERNELS"])
-    env.IreeRelease(released)
+    env.IreeBench(build.Dir("bench").File("microbenchmarks.txt"))
+    if wanted("compile_commands"):
+        env.IreeCompileCommands(env.File("#compile_commands.json"), modules)
+    env.IreeRelease(modules)
     _declare_defaults(env, modules, build)
     if SCons.Script.GetOption("clean"):
         _declare_clean(env, build, root)
@@ -338,73 +333,84 @@ def _lock(env, build) -> None:
     lock_build_folder(build.abspath, toolchains.seconds(env["LOCK_WAIT"]) or 0)
 
 
-def _declare_module(env, project, model, where, build, scaffolds=True):
-    """``where``: the target and architecture (targets.ModuleTarget) of this module."""
-    target, target_name = where.target, where.target.name
+def _declare_module(env, project, model, where, build) -> DeclaredModule:
+    """One model for one target and architecture (``where``): front end, kernels, module."""
     here = build.Dir(where.folder).Dir(model.name)
-    flags = [*where.flags, *REPRODUCIBLE_FLAGS, *model.options.get(target_name, ())]
+    flags = [*where.flags, *REPRODUCIBLE_FLAGS, *model.options.get(where.target.name, ())]
     options = env.IreeOptionsFile(here.File("options.flags"), env.Value(json.dumps(flags)))
-    subs = project.substitutions_for(model.name, target_name)
-    sources_dump = env.IreeExecutableSources(here.File("executables.mlir"), [model.source, options])
-    if _wanted("dump") or env["SCAFFOLD"]:
-        listing = env.IreeDump(here.Dir("dump").File("executables.txt"),
-                               [options, sources_dump], IREE_DUMP_KINDS=env["DUMP"],
-                               IREE_DUMP_TARGET=target_name, IREE_DUMP_MODEL=model.name)
-        env.Alias("dump", listing)
-    scaffold = env["SCAFFOLD"].split("/", 2)
-    if len(scaffold) == 3 and scaffold[:2] == [model.name, target_name] and scaffolds:
-        env.IreeScaffold({"model": model.name, "target": target_name, "executable": scaffold[2],
-                          "language": _scaffold_language(env["LANGUAGE"], target_name),
-                          "manifest": env["SCAFFOLD_MANIFEST"]},
-                         sources_dump, listing)
+    executables = env.IreeExecutableSources(here.File("executables.mlir"),
+                                            [model.source, options])
+    subs = tuple(project.substitutions_for(model.name, where.target.name))
+    # Selectors land on executables only once the front end has run: see IreeResolve.
+    resolved = env.IreeResolve(here.File("resolved.json"), [env.Value(json.dumps(
+        {"substitutions": [s.to_dict() for s in subs], "library": iree_kernels.fingerprint()},
+        sort_keys=True)), executables]) if subs else []
     missing = {s.key: _missing_program(env, s) for s in subs}
-    dump, resolved, kernels = [], [], {}
-    if subs:
-        dump = sources_dump
-        # Selectors land on executables only once the front end has run: see IreeResolve.
-        resolved = env.IreeResolve(here.File("resolved.json"), [env.Value(json.dumps(
-            {"substitutions": [s.to_dict() for s in subs],
-             "library": iree_kernels.fingerprint()}, sort_keys=True)), dump])
-        kernels = {s.key: _declare_kernel(env, s, dump, resolved, here, where, build,
-                                          missing[s.key]) for s in subs}
-    spec = {"model": model.name, "target": target_name, "source": model.source,
+    kernels = {s.key: _declare_kernel(env, s, executables, resolved, here, where, build,
+                                      missing[s.key]) for s in subs}
+    flag_file, record = _declare_substitutions(env, model, where, subs, executables, resolved,
+                                               kernels, here)
+    replacements = {key: made.replacement for key, made in kernels.items()
+                    if made.replacement is not None}
+    module = env.IreeModuleFromProgram(build.Dir(where.folder).File(f"{model.name}.vmfb"),
+                                       executables, where.target.name, options, flag_file,
+                                       subs, replacements, resolved)
+    _depend_on_option_files(env, model.options.get(where.target.name, ()), executables, module)
+    return DeclaredModule(model, where, here, options[0], executables[0], subs,
+                          resolved[0] if resolved else None, kernels, flag_file, record,
+                          module[0], tuple(sorted(set(filter(None, missing.values())))))
+
+
+def _declare_uses(env, declared: DeclaredModule, scaffolds: bool) -> list:
+    """What builds on a module: listing, scaffold, benchmarks, hotspots; returns its checks."""
+    if wanted("dump") or env["SCAFFOLD"]:
+        listing = env.IreeDumpListing(declared)
+        scaffold = env["SCAFFOLD"].split("/", 2)
+        if scaffolds and scaffold[:2] == [declared.model.name, declared.target.name] and \
+                len(scaffold) == 3:
+            env.IreeScaffold(declared, listing, scaffold[2],
+                             _scaffold_language(env["LANGUAGE"], declared.target.name),
+                             env["SCAFFOLD_MANIFEST"])
+    if declared.substitutions and wanted("bench", "microbenchmarks"):
+        env.IreeMicrobenchmarks(declared)
+    if wanted("hotspots"):
+        env.IreeHotspots(declared)
+    checks = [env.IreeModuleCheck(declared)]
+    if declared.substitutions and wanted("verify", "check"):
+        checks += env.IreeVerification(declared)
+    return checks
+
+
+def _declare_substitutions(env, model, where, subs, executables, resolved, kernels, here):
+    """substitutions.flags and substitutions.json: every kernel checked, then the flags."""
+    checked = {KERNEL_KINDS[made.kernel.get_suffix()].checker
+               for made in kernels.values() if made.kernel.get_suffix() in KERNEL_KINDS}
+    checkers = {name: toolchains.checker(name) or "" for name in sorted(filter(None, checked))}
+    spec = {"model": model.name, "target": where.target.name, "source": model.source,
             "substitutions": [s.to_dict() for s in subs],
-            "paths": {name: {role: node.get_path() for role, node in made.items()}
-                      for name, made in kernels.items()},
-            "checks": {**env["_IREE_KERNEL_CHECKS"], **_arch_checks(where)},
+            "paths": {key: {role: node.get_path() for role, node in
+                            (("kernel", made.kernel), ("wrapper", made.wrapper)) if node}
+                      for key, made in kernels.items()},
+            "checks": _kernel_checks(env, where),
             "library": iree_kernels.fingerprint()}
-    made_nodes = [node for made in kernels.values() for node in made.values()]
-    sources = [env.Value(json.dumps(spec, sort_keys=True)), *dump, *resolved, *made_nodes]
-    flag_file, record = env.IreeSubstitutions(here.File("substitutions.flags"), sources)
-    vmfb = build.Dir(where.folder).File(f"{model.name}.vmfb")
-    replacements = {name: made.get("wrapper", made["kernel"]) for name, made in kernels.items()
-                    if "wrapper" in made or made["kernel"].get_suffix() == ".mlir"}
-    module = env.IreeModuleFromProgram(vmfb, sources_dump, target_name, options, flag_file, subs,
-                                       replacements, resolved)
-    _depend_on_option_files(env, model.options.get(target_name, ()), sources_dump, module)
-    module[0].attributes.missing_tools = sorted(set(filter(None, missing.values())))
-    if subs and _wanted("bench", "microbenchmarks"):
-        expected = [env.File(f"#{model.expected}")] if model.expected else []
-        benchmark = env.IreeMicrobenchmark(here.File("microbenchmarks.json"),
-                                           [model.source, options, record, dump, module,
-                                            *expected],
-                                           IREE_RUN_DEVICE=target.run_device,
-                                           IREE_RUN_TARGET=target.name)
-        env.AlwaysBuild(benchmark)
-        env.Alias("microbenchmarks", benchmark)
-    if _wanted("hotspots"):
-        env.Alias("hotspots", env.IreeHotspots(here, sources_dump, options, record,
-                                               target.run_device))
-    release = {"model": model.name, "target": where.folder, "module": module[0],
-               "record": record, "flag_files": [options[0], flag_file],
-               "inputs": [env.File(f"#{p}") for p in (model.source, *(s.file for s in subs),
-                                                          *(o for s in subs for o in s.objects))]
-                         + made_nodes}
-    checked = [_declare_check(env, model, where, module)]
-    if subs and _wanted("verify", "check"):
-        checked += _declare_verification(env, model, where, subs, kernels, here, sources_dump,
-                                         options, record, resolved)
-    return module, checked, release
+    dump = [executables] if subs else []
+    made = [node for declared in kernels.values() for node in declared.nodes]
+    flag_file, record = env.IreeSubstitutions(
+        here.File("substitutions.flags"),
+        [env.Value(json.dumps(spec, sort_keys=True)), *dump, *resolved, *made])
+    env.Depends([flag_file, record], [tool_version(path) for path in checkers.values() if path])
+    return flag_file, record
+
+
+def _kernel_checks(env, where) -> dict:
+    """The settings of substitution.KernelChecks for the module's target and architecture."""
+    checks = {"ptxas": toolchains.checker("ptxas") or "", "cuda_arch": env["CUDA_ARCH"],
+              "ptx_isa_version": env["PTX_ISA_VERSION"],
+              "spirv_val": toolchains.checker("spirv-val") or "",
+              "spirv_target_env": env["GLSL_TARGET_ENV"]}
+    if where.target.arch_variable:
+        checks[where.target.arch_variable.lower()] = where.arch
+    return checks
 
 
 def _depend_on_option_files(env, flags, front_end, module) -> None:
@@ -418,34 +424,9 @@ def _depend_on_option_files(env, flags, front_end, module) -> None:
                     else [module[0], module[0].sources[0]], node)
 
 
-def _declare_benchmark_report(env, build):
-    """'scons bench': every microbenchmark, then one table (and JSON, and a plot)."""
-    results = env.Alias("microbenchmarks")[0].sources
-    report = env.IreeBenchmarkReport(build.Dir("bench").File("microbenchmarks.txt"), results)
-    env.AlwaysBuild(report)
-    env.Alias("bench", report)
-
-
-def _kernel_checks(env, project) -> dict:
-    """The checkers of compiled kernels; their versions decide when checks run again."""
-    suffixes = {kernel_kind(s.file).compiles_to or Path(s.file).suffix
-                for s in project.substitutions}
-    ptxas, spirv_val = toolchains.ptxas() or "", toolchains.on_path("spirv-val") or ""
-    return {"ptxas": ptxas, "cuda_arch": env["CUDA_ARCH"],
-            "ptx_isa_version": env["PTX_ISA_VERSION"],
-            "spirv_val": spirv_val, "spirv_target_env": env["GLSL_TARGET_ENV"],
-            "versions": [toolchains.version(ptxas) if ptxas and ".ptx" in suffixes else "",
-                         toolchains.version(spirv_val) if spirv_val and ".spv" in suffixes else ""]}
-
-
-def _arch_checks(where) -> dict:
-    """The kernel checks' settings that follow the module's architecture."""
-    return {"cuda": {"cuda_arch": where.arch},
-            "hip": {"hip_arch": where.arch}}.get(where.target.name, {})
-
-
-def _declare_kernel(env, sub, dump, resolved, here, where, build, missing: str) -> dict:
-    """What the build makes for ``sub``: {"kernel": node} and, wrapped, {"wrapper": node}.
+def _declare_kernel(env, sub, executables, resolved, here, where, build,
+                    missing: str) -> DeclaredKernel:
+    """What the build makes for ``sub``: the kernel and, wrapped, its wrapper.
 
     ``missing``: the compiler ``sub`` needs and this machine lacks, or ''.
     Files are named after ``sub.key``: the executable's name is not known yet
@@ -453,74 +434,44 @@ def _declare_kernel(env, sub, dump, resolved, here, where, build, missing: str) 
     """
     kernel = _declare_compiled_kernel(env, sub, resolved, here, where, build, missing)
     if sub.mode != "wrapped":
-        return {"kernel": kernel}
-    wrapper = here.File(f"{_file_name(sub.key)}.wrapper.mlir")
+        return DeclaredKernel(kernel)
+    wrapper = here.File(f"{file_name(sub.key)}.wrapper.mlir")
     spec = env.Value(json.dumps({**sub.to_dict(), "library": iree_kernels.fingerprint(),
                                  "iree_release": toolchains.iree_release(env.subst("$IREE_COMPILE"))},
                                 sort_keys=True))
-    return {"kernel": kernel,
-            "wrapper": env.IreeWrapper(wrapper, [spec, dump, resolved, kernel])[0]}
+    return DeclaredKernel(kernel, env.IreeWrapper(wrapper, [spec, executables, resolved,
+                                                            kernel])[0])
 
 
 def _declare_compiled_kernel(env, sub, resolved, here, where, build, missing: str):
     source = env.File(f"#{sub.file}")
-    compiles_to = kernel_kind(sub.file).compiles_to
-    if compiles_to is None and sub.mode == "source" and not sub.executable:
+    kind = kernel_kind(sub.file)
+    if kind.compiles_to is None and sub.mode == "source" and not sub.executable:
         # Its executable's name is the one it was copied from: rename it to the one selected.
-        return env.IreeRenamedSource(here.File(f"{_file_name(sub.key)}.source.mlir"),
+        return env.IreeRenamedSource(here.File(f"{file_name(sub.key)}.source.mlir"),
                                      [source, resolved, env.Value(sub.key)])[0]
-    if compiles_to is None:
+    if kind.compiles_to is None:
         return source
     # Compiled for one of several architectures: in that module's folder.
     kernels = build if where.folder == where.target.name else build.Dir(where.folder)
-    built = kernels.File(Path(sub.file).with_suffix(compiles_to).as_posix())
+    built = kernels.File(Path(sub.file).with_suffix(kind.compiles_to).as_posix())
     if built.has_builder() and built.sources[0] != source:
         fail(f"{sub.origin.file}:{sub.origin.line}: {sub.origin.entry}: {sub.file} and "
               f"{built.sources[0]} would both compile to {built}; rename one of them")
     if missing:
         return _missing_tool(env, built, source, missing)
-    if compiles_to == ".ptx":
-        kernel = env.Ptx(built, source, CUDA_ARCH=where.arch)[0]
-        env["_IREE_COMPILED_KERNELS"][kernel] = "PTXCOM"
+    compiler = kernel_compiler(env, kind.suffix)
+    arch = {compiler.arch_variable: where.arch} if compiler.arch_variable else {}
+    kernel = env.Kernel(built, source, **arch)[0]
+    if not kind.entry_point_main:
         return kernel
-    if compiles_to == ".o":
-        kernel = env.ElfObject(built, source)[0]
-        env["_IREE_COMPILED_KERNELS"][kernel] = "ELFCOM"
-        return kernel
-    if compiles_to == ".hsaco":
-        return env.Hsaco(built, source, HIP_ARCH=where.arch)[0]
-    if compiles_to == ".spv":
-        shader = env.Spirv(built, source)[0]
-        named = here.File(f"{_file_name(sub.key)}.spv")
-        return env.IreeSpirvEntryPoint(named, [shader, resolved, env.Value(sub.key)])[0]
-    return source
-
-
-def _compiler(env, compiles_to: str | None):
-    """(program, its path or None) that makes ``compiles_to``, or None."""
-    if compiles_to == ".ptx":
-        if env["CUDA_COMPILER"] == "clang":
-            return "clang", toolchains.on_path("clang")
-        return "nvcc", toolchains.nvcc()
-    if compiles_to == ".spv":
-        name = "glslc" if env["GLSL_COMPILER"] == "glslc" else "glslangValidator"
-        return name, toolchains.on_path(name)
-    if compiles_to == ".o":
-        return "clang", toolchains.on_path("clang")
-    if compiles_to == ".hsaco":
-        return "clang-19", toolchains.hip_clang()
-    return None
+    named = here.File(f"{file_name(sub.key)}{kind.compiles_to}")
+    return env.IreeSpirvEntryPoint(named, [kernel, resolved, env.Value(sub.key)])[0]
 
 
 def _missing_tool(env, built, source, program: str):
     """A node that fails with how to install ``program``."""
-    return env.Command(built, source, _failing(f"{source}: {toolchains.missing_message(program)}"))[0]
-
-
-def _failing(message: str, line: str = "MISSING  $TARGET"):
-    def fail(target, source, env):
-        raise SCons.Errors.BuildError(node=target[0], errstr=message, exitstatus=2)
-    return SCons.Action.Action(fail, line)
+    return env.Command(built, source, failing(f"{source}: {toolchains.missing_message(program)}"))[0]
 
 
 def _scaffold_language(language: str, target: str) -> str:
@@ -538,137 +489,33 @@ def _scaffold_language(language: str, target: str) -> str:
 
 def _missing_program(env, sub) -> str:
     """The program ``sub`` needs and this machine lacks (compiler, then checker), or ''."""
-    compiles_to = kernel_kind(sub.file).compiles_to
-    compiler = _compiler(env, compiles_to)
-    if compiler and not compiler[1]:
-        return compiler[0]
-    checked = compiles_to or Path(sub.file).suffix
-    if checked == ".ptx" and not env["_IREE_KERNEL_CHECKS"]["ptxas"]:
-        return "ptxas"
-    if checked == ".spv" and not env["_IREE_KERNEL_CHECKS"]["spirv_val"]:
-        return "spirv-val"
+    kind = kernel_kind(sub.file)
+    compiler = kernel_compiler(env, kind.suffix)
+    if compiler:
+        name, path = compiler.program(env)
+        if not path:
+            return name
+    checked = KERNEL_KINDS[kind.compiles_to] if kind.compiles_to else kind
+    if checked.checker and not toolchains.checker(checked.checker):
+        return checked.checker
     return ""
 
 
-def _declare_defaults(env, modules, build):
+def _declare_defaults(env, modules: list[DeclaredModule], build):
     """Build what this machine can; then fail, naming each module a missing tool stops."""
-    blocked = {m[0]: getattr(m[0].attributes, "missing_tools", ()) for m in modules}
-    if not any(blocked.values()):
+    if not any(m.missing_tools for m in modules):
         SCons.Script.Default("modules")
         return
-    buildable = [m for m, why in blocked.items() if not why]
+    buildable = [m.module for m in modules if not m.missing_tools]
     by_program = {}
-    for module, programs in blocked.items():
-        for program in programs:
-            by_program.setdefault(program, []).append(str(module))
+    for declared in modules:
+        for program in declared.missing_tools:
+            by_program.setdefault(program, []).append(str(declared.module))
     reasons = "; ".join(f"{toolchains.missing_message(program)}; not built: {', '.join(built)}"
                         for program, built in by_program.items())
-    report = env.Command(build.File(".missing-tools"), buildable, _failing(reasons))
+    report = env.Command(build.File(".missing-tools"), buildable, failing(reasons))
     env.AlwaysBuild(report)
     SCons.Script.Default(buildable + report)
-
-
-def _file_name(executable: str) -> str:
-    """A file name for ``executable`` (or a substitution's key); names that had to change get a hash, so none collide."""
-    name = re.sub(r"[^A-Za-z0-9_.-]", "_", executable)
-    if name == executable:
-        return name
-    return f"{name}-{hashlib.sha256(executable.encode()).hexdigest()[:8]}"
-
-
-def _wanted(*words) -> bool:
-    """Whether a target on the command line names one of ``words`` (or scons -c)."""
-    if SCons.Script.GetOption("clean"):
-        return True
-    return any(w in str(t) for t in SCons.Script.COMMAND_LINE_TARGETS for w in words)
-
-
-def _skipped(env, name, message):
-    if env["CHECK_STRICT"] and _wanted("check"):
-        return env.AlwaysBuild(env.Alias(name, [], _failing(
-            f"{message} (CHECK_STRICT=yes)", "SKIPPED  $TARGET")))
-    alias = env.Alias(name, [], SCons.Action.Action(lambda target, source, env: None, message))
-    env.AlwaysBuild(alias)
-    return alias
-
-
-def _declare_verification(env, model, where, subs, kernels, here, dump, options, record,
-                          resolved):
-    """Each substitution's differential check (``scons verify``, part of ``scons check``)."""
-    target = where.target
-    folder = here.Dir("verify")
-    # Dispatches with dynamic shapes are dumped with the input shapes of the expected outputs.
-    expected = [env.File(f"#{model.expected}")] if model.expected else []
-    harnesses = env.IreeHarnesses(folder.File("harnesses.json"),
-                                  [dump, options, record, *expected], IREE_RUN_TARGET=target.name)
-    if model.expected:
-        env.Depends(harnesses, _case_files(env, _expected_cases(env, model, target)))
-    driver = runtime.device_driver(target.run_device)
-    runnable = driver in runtime.available_drivers(env.subst("$IREE_RUN_MODULE"))
-    nodes = []
-    for sub in subs:
-        stem = folder.File(f"{_file_name(sub.key)}.verify.json")
-
-        def skipped(why: str):
-            return _skipped(env, f"verify-{where.folder}-{model.name}-{stem.name}",
-                            escape(f"verify: skipped {sub.key} of {model.name}/{where.folder}: "
-                                   f"{why}"))
-        if not sub.verify:
-            nodes += skipped(f"{sub.origin.file} says it computes something else (verify = false)")
-            continue
-        tolerance = {"atol": sub.atol, "rtol": sub.rtol, "ulp": sub.ulp}
-        wanted = env.Value(json.dumps({"key": sub.key, "tolerance": tolerance}, sort_keys=True))
-        plan = env.IreeHarnessModules(stem, [harnesses, options, record, resolved, wanted,
-                                             *kernels[sub.key].values()])
-        if not runnable:
-            nodes += [plan, skipped(f"no '{driver}' device on this machine; python -m "
-                                    f"iree_kernels.verification {stem} --device="
-                                    f"{target.run_device} runs it where there is one")]
-            continue
-        verified = env.IreeVerify(folder.File(f"{_file_name(sub.key)}.verified"), plan,
-                                  IREE_RUN_DEVICE=target.run_device)
-        env.NoCache(verified)     # it says what this machine's device computes
-        nodes += verified
-    env.Alias("verify", nodes)
-    return nodes
-
-
-def _expected_cases(env, model, target) -> list:
-    """The cases of the model's expected outputs that apply to ``target``."""
-    try:
-        return checks.load_cases(model.expected, target.name, env.Dir("#").abspath,
-                                 env["BUILD_DIR"])
-    except UserError as e:
-        fail(str(e))
-
-
-def _case_files(env, cases) -> list:
-    top = env.Dir("#")          # Dir.File: the path is not substituted
-    return [top.File(path) for path in checks.referenced_files(cases)]
-
-
-def _declare_check(env, model, where, module):
-    target = where.target
-    name = f"check-{where.folder}-{model.name}"
-    if model.expected is None:
-        return _skipped(env, name, f"check: skipped {module[0]}: {model.source} has no "
-                        "expected outputs")
-    if not _wanted("check"):
-        return env.Alias(name, [])
-    driver = runtime.device_driver(target.run_device)
-    if driver not in runtime.available_drivers(env.subst("$IREE_RUN_MODULE")):
-        return _skipped(env, name, f"check: skipped {module[0]}: no '{driver}' device on "
-                        "this machine (iree-run-module --list_devices)")
-    cases = _expected_cases(env, model, target)
-    if not cases:
-        return _skipped(env, name, f"check: skipped {module[0]}: no case of {model.expected} "
-                        f"applies to target '{target.name}'")
-    check = env.IreeCheck(module[0].target_from_source("", ".check"),
-                          [module, model.expected],
-                          IREE_RUN_DEVICE=target.run_device, IREE_RUN_TARGET=target.name)
-    env.Depends(check, _case_files(env, cases))
-    env.NoCache(check)      # a check says what this machine's device computes
-    return check
 
 
 def generate(env):

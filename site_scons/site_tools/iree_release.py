@@ -13,10 +13,9 @@ Builders:
   IreeReleaseArchive   .lock.json + modules -> .tar.gz
   IreeVerifyRelease    Value(JSON spec) + the files it checks -> verify-release.txt (the report)
 
-Every module, and every file a command makes on the way to it, also depends on
-the version its program prints (a Value per program, asked once per run):
-a new iree-compile or nvcc rebuilds what it made, cache entries are keyed by
-it, and the lock record names the versions that really made each module.
+Each tool's builder makes what it builds depend on the version of its program
+(``iree_kernels.scons_kernels.version_emitter``): the lock record names the
+versions found among a module's dependencies, those that really made it.
 
 Timestamps come from $SOURCE_DATE_EPOCH (environment), else the last git
 commit's time, else 0. The record and archive themselves are written by
@@ -26,40 +25,18 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from dataclasses import dataclass
 
 import SCons.Action
 import SCons.Builder
 import SCons.Node.Python
 import SCons.Script
-import SCons.Subst
 
-from iree_kernels import release, toolchains
+from iree_kernels import release
 from iree_kernels.errors import UserError
-from iree_kernels.scons import fail, named_value, reporting_user_errors, write_atomically
-
-
-@dataclass(frozen=True)
-class ToolVersion:
-    """A program's version, asked only when a signature or the lock record needs it."""
-    program: str
-
-    @property
-    def name(self) -> str:
-        return os.path.basename(self.program)
-
-    def __str__(self) -> str:
-        try:
-            return toolchains.version(self.program)
-        except UserError as e:
-            # A --version that hangs. SCons asks while deciding what to build, where an
-            # exception is printed with a traceback and asks again; no version must
-            # key anything: one line, and stop.
-            sys.stdout.flush()
-            sys.stderr.write(f"scons: *** {e}\n")
-            sys.stderr.flush()
-            os._exit(2)
+from iree_kernels.scons import fail, reporting_user_errors, write_atomically
+from iree_kernels.scons_kernels import ToolVersion, versions_reached
+from iree_kernels.scons_module import DeclaredModule
 
 
 @dataclass(frozen=True)
@@ -73,58 +50,6 @@ class SourceDateEpoch:
 
 def _relative(node, root: str) -> str:
     return os.path.relpath(node.get_abspath(), root).replace(os.sep, "/")
-
-
-_PROGRAMS = {}
-
-
-def _program(node) -> str | None:
-    """The program of the command that builds ``node``; None for a Python action."""
-    executor = node.get_executor()
-    env = executor.get_build_env()
-    actions = executor.get_action_list()
-    key = (tuple(id(a) for a in actions), id(env))
-    if key not in _PROGRAMS:
-        _PROGRAMS[key] = _find_program(executor, env, actions)
-    return _PROGRAMS[key]
-
-
-def _find_program(executor, env, actions) -> str | None:
-    for action in actions:
-        if isinstance(action, SCons.Action.ListAction):      # a command, then a Python step
-            found = _find_program(executor, env, action.list)
-            if found:
-                return found
-        elif isinstance(action, SCons.Action.CommandAction):
-            argv = env.subst_list(action.cmd_list, SCons.Subst.SUBST_CMD,
-                                  target=executor.get_all_targets(),
-                                  source=executor.get_all_sources())
-            if argv and argv[0]:
-                program = str(argv[0][0])
-                # WhereIs expands its argument: a path is taken as it is.
-                return program if os.path.isabs(program) else env.WhereIs(program) or program
-    return None
-
-
-def _depend_on_tool_versions(env, module, versions: dict) -> dict:
-    """Make every command-built node on the way to ``module`` depend on its program's version.
-
-    Returns the Value nodes of the programs used, by program name.
-    """
-    used, seen, pending = {}, set(), [module]
-    while pending:
-        node = pending.pop()
-        if node in seen or not node.has_builder():
-            continue
-        seen.add(node)
-        program = _program(node)
-        if program:
-            if program not in versions:
-                versions[program] = named_value(ToolVersion(program), f"{program} --version")
-            env.Depends(node, versions[program])
-            used[os.path.basename(program)] = versions[program]
-        pending.extend(node.sources)
-    return used
 
 
 def _versions(source) -> dict[str, str]:
@@ -183,47 +108,43 @@ def _check_source_date_epoch() -> None:
             fail(str(e))
 
 
-def _spec(root: str, declared: dict, tools: dict) -> dict:
-    options, substitutions = declared["flag_files"]
-    return {"model": declared["model"], "target": declared["target"],
-            "module": _relative(declared["module"], root),
-            "record": _relative(declared["record"], root),
-            "options_flags": _relative(options, root),
-            "substitution_flags": _relative(substitutions, root),
+def _spec(root: str, declared: DeclaredModule, tools: dict) -> dict:
+    return {"model": declared.model.name, "target": declared.where.folder,
+            "module": _relative(declared.module, root),
+            "record": _relative(declared.record, root),
+            "options_flags": _relative(declared.options, root),
+            "substitution_flags": _relative(declared.flag_file, root),
             "tools": sorted(tools)}
 
 
-def _inputs(declared: dict, tools: dict) -> list:
-    return [declared["module"], declared["record"], *declared["flag_files"],
-            *declared["inputs"], *tools.values()]
+def _inputs(env, declared: DeclaredModule, tools: dict) -> list:
+    top = env.Dir("#")              # Dir.File: the path is not substituted
+    return [declared.module, declared.record, declared.options, declared.flag_file,
+            *(top.File(path) for path in declared.checkout_files), *declared.made_kernels,
+            *tools.values()]
 
 
 def _unique(nodes: list) -> list:
     return list(dict.fromkeys(nodes))
 
 
-def declare_release(env, modules: list[dict]):
-    """Declare 'release' (and 'verify-release' when asked for) from the modules a project declared.
-
-    Each entry of ``modules`` names model, target, module (node), record
-    (substitutions.json), flag_files ([options, substitutions]) and inputs
-    (the model, kernels and built kernels it substitutes).
-    """
+def declare_release(env, modules: list[DeclaredModule]):
+    """Declare 'release' (and 'verify-release' when asked for) from the modules a project declared."""
     root = env.Dir("#").abspath
     here = env.Dir(f"#{env['BUILD_DIR']}").Dir("release")
     name = env.subst("$IREE_RELEASE_NAME")
     _check_source_date_epoch()
-    versions, specs, inputs = {}, [], []
+    specs, inputs = [], []
     for declared in modules:
-        tools = _depend_on_tool_versions(env, declared["module"], versions)
+        tools = versions_reached(declared.module)
         specs.append(_spec(root, declared, tools))
-        inputs.append(_inputs(declared, tools))
+        inputs.append(_inputs(env, declared, tools))
     epoch = env.Value(SourceDateEpoch(root), name="SOURCE_DATE_EPOCH")
     lock = env.IreeLockRecord(here.File(f"{name}.lock.json"),
                               [env.Value(json.dumps(specs)), epoch,
                                *_unique([n for i in inputs for n in i])])
     archive = env.IreeReleaseArchive(here.File(f"{name}.tar.gz"),
-                                     [lock, *(d["module"] for d in modules)])
+                                     [lock, *(d.module for d in modules)])
     env.Alias("release", [archive, lock])
     if "verify-release" in SCons.Script.COMMAND_LINE_TARGETS:
         _declare_verification(env, here, specs, inputs)
@@ -255,7 +176,7 @@ def generate(env):
     env.SetDefault(IREE_RELEASE_NAME="iree-kernels-release",
                    IREE_LOCKCOMSTR="LOCK     $TARGET",
                    IREE_ARCHIVECOMSTR="ARCHIVE  $TARGET",
-                   IREE_VERIFYCOMSTR="VERIFY   $ARCHIVE")
+                   IREE_VERIFYRELEASECOMSTR="VERIFY   $ARCHIVE")
     env.Append(IREE_VARIABLES=[("ARCHIVE", "release archive that verify-release checks this "
                                 "checkout against", "")])
     env["BUILDERS"]["IreeLockRecord"] = SCons.Builder.Builder(
@@ -263,7 +184,7 @@ def generate(env):
     env["BUILDERS"]["IreeReleaseArchive"] = SCons.Builder.Builder(
         action=SCons.Action.Action(write_archive, "$IREE_ARCHIVECOMSTR"), suffix=".tar.gz")
     env["BUILDERS"]["IreeVerifyRelease"] = SCons.Builder.Builder(
-        action=SCons.Action.Action(verify, "$IREE_VERIFYCOMSTR"), suffix=".txt")
+        action=SCons.Action.Action(verify, "$IREE_VERIFYRELEASECOMSTR"), suffix=".txt")
     env.AddMethod(declare_release, "IreeRelease")
 
 

@@ -1,5 +1,9 @@
 """SCons tool: run built modules against the expected outputs kept next to their model.
 
+Method:
+  env.IreeModuleCheck(declared)   the check of a module IreeKernelProject declared
+                                  (part of 'scons check'), or why it is skipped
+
 Builder:
   IreeCheck   module.vmfb + model.expected.toml -> module.check (iree-run-module's log)
 
@@ -11,8 +15,10 @@ from __future__ import annotations
 import SCons.Action
 import SCons.Builder
 
-from iree_kernels import checks, toolchains
+from iree_kernels import checks, runtime, toolchains
 from iree_kernels.scons import program, reporting_user_errors, write_atomically
+from iree_kernels.scons_module import (DeclaredModule, case_files, expected_cases, skipped,
+                                       wanted)
 
 
 @reporting_user_errors
@@ -28,6 +34,30 @@ def run_checks(target, source, env):
     print(f"check: {module}: {summary}", end="")
 
 
+def declare_check(env, declared: DeclaredModule):
+    """The module's expected-output cases on its target's device ('scons check')."""
+    model, target, module = declared.model, declared.target, declared.module
+    name = f"check-{declared.where.folder}-{model.name}"
+    if model.expected is None:
+        return skipped(env, name, f"check: skipped {module}: {model.source} has no "
+                       "expected outputs")
+    if not wanted("check"):
+        return env.Alias(name, [])
+    driver = runtime.device_driver(target.run_device)
+    if driver not in runtime.available_drivers(env.subst("$IREE_RUN_MODULE")):
+        return skipped(env, name, f"check: skipped {module}: no '{driver}' device on "
+                       "this machine (iree-run-module --list_devices)")
+    cases = expected_cases(env, declared)
+    if not cases:
+        return skipped(env, name, f"check: skipped {module}: no case of {model.expected} "
+                       f"applies to target '{target.name}'")
+    check = env.IreeCheck(module.target_from_source("", ".check"), [module, model.expected],
+                          IREE_RUN_DEVICE=target.run_device, IREE_RUN_TARGET=target.name)
+    env.Depends(check, case_files(env, cases))
+    env.NoCache(check)      # a check says what this machine's device computes
+    return check
+
+
 def generate(env):
     env.SetDefault(
         IREE_RUN_MODULE=program(toolchains.iree_tool("iree-run-module") or "iree-run-module"),
@@ -37,6 +67,7 @@ def generate(env):
         action=SCons.Action.Action(run_checks, "$IREE_CHECKCOMSTR",
                                    varlist=["IREE_RUN_DEVICE", "IREE_RUN_TARGET"]),
         suffix=".check", src_suffix=".vmfb")
+    env.AddMethod(declare_check, "IreeModuleCheck")
 
 
 def exists(env):

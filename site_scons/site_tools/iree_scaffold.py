@@ -1,9 +1,10 @@
 """SCons tool: 'scons scaffold' writes a kernel skeleton and its manifest entry.
 
-Builder-less: ``env.IreeScaffold(spec, sources_dump, listing)`` declares the
-``scaffold`` alias, whose action renders ``iree_kernels.scaffold`` for one
-executable into ``kernels/<target>/`` and appends the entry to a manifest. It
-never overwrites a kernel.
+Builder-less: ``env.IreeScaffold(declared, listing, executable, language, manifest)``
+declares the ``scaffold`` alias, whose action renders ``iree_kernels.scaffold``
+for one executable of a module IreeKernelProject declared into
+``kernels/<target>/`` and appends the entry to a manifest. It never overwrites
+a kernel.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from iree_kernels import executables, scaffold, selection
 from iree_kernels.errors import UserError
 from iree_kernels.manifest import closest
 from iree_kernels.scons import escape, reporting_user_errors, write_atomically
+from iree_kernels.scons_module import DeclaredModule
 
 
 @reporting_user_errors
@@ -50,9 +52,13 @@ def write_scaffold(target, source, env):
           "then run scons")
 
 
-def declare_scaffold(env, spec: dict, sources_dump, listing):
-    node = env.Alias("scaffold", [env.Value(json.dumps(spec, sort_keys=True)), sources_dump,
-                                  listing],
+def declare_scaffold(env, declared: DeclaredModule, listing, executable: str, language: str,
+                     manifest: str):
+    """'scons scaffold': a skeleton of ``executable`` of the module, in ``language``."""
+    spec = {"model": declared.model.name, "target": declared.target.name,
+            "executable": executable, "language": language, "manifest": manifest}
+    node = env.Alias("scaffold", [env.Value(json.dumps(spec, sort_keys=True)),
+                                  declared.executables, listing],
                      SCons.Action.Action(write_scaffold, escape(f"SCAFFOLD {spec['model']}/"
                                          f"{spec['target']}/{spec['executable']}")))
     env.AlwaysBuild(node)

@@ -71,9 +71,7 @@ def write_substitutions(target, source, env):
         dump = source[1]
         found = executables.read_executables(dump.get_text_contents(), str(dump))
         landed = _landed(source[2])
-    # The checkers' versions are in the spec only so that a new checker checks again.
-    checks = substitution.KernelChecks(**{k: v for k, v in spec["checks"].items()
-                                          if k != "versions"})
+    checks = substitution.KernelChecks(**spec["checks"])
     planned = substitution.plan(subs, found, spec["paths"], checks, landed)
     write_atomically(target[0].abspath, substitution.flag_file(planned))
     write_atomically(target[1].abspath, substitution.record(

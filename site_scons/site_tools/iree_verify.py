@@ -1,5 +1,9 @@
 """SCons tool: differential checks of substituted executables against IREE's own.
 
+Method:
+  env.IreeVerification(declared)   each substitution's check of a module IreeKernelProject
+                                   declared ('scons verify', part of 'scons check')
+
 Builders:
   IreeHarnesses        executables.mlir + options.flags + substitutions.json
                        -> verify/harnesses.json: per substituted executable, IREE's benchmark
@@ -23,9 +27,11 @@ from pathlib import Path
 import SCons.Action
 import SCons.Builder
 
-from iree_kernels import benchmarks, checks, selection, toolchains, verification
+from iree_kernels import benchmarks, checks, runtime, selection, toolchains, verification
 from iree_kernels.errors import UserError
-from iree_kernels.scons import reporting_user_errors, write_atomically
+from iree_kernels.scons import escape, reporting_user_errors, write_atomically
+from iree_kernels.scons_module import (DeclaredModule, case_files, expected_cases, file_name,
+                                       skipped)
 
 
 @reporting_user_errors
@@ -113,6 +119,48 @@ def _modules_emitter(target, source, env):
     return [plan, env.File(stem + ".iree.vmfb"), env.File(stem + ".kernel.vmfb")], source
 
 
+def declare_verification(env, declared: DeclaredModule) -> list:
+    """Each substitution's differential check; returns the nodes (or skip lines)."""
+    model, target = declared.model, declared.target
+    folder = declared.folder.Dir("verify")
+    # Dispatches with dynamic shapes are dumped with the input shapes of the expected outputs.
+    expected = [env.File(f"#{model.expected}")] if model.expected else []
+    harnesses = env.IreeHarnesses(folder.File("harnesses.json"),
+                                  [declared.executables, declared.options, declared.record,
+                                   *expected], IREE_RUN_TARGET=target.name)
+    if model.expected:
+        env.Depends(harnesses, case_files(env, expected_cases(env, declared)))
+    driver = runtime.device_driver(target.run_device)
+    runnable = driver in runtime.available_drivers(env.subst("$IREE_RUN_MODULE"))
+    nodes = []
+    for sub in declared.substitutions:
+        stem = folder.File(f"{file_name(sub.key)}.verify.json")
+
+        def skip(why: str):
+            return skipped(env, f"verify-{declared.where.folder}-{model.name}-{stem.name}",
+                           escape(f"verify: skipped {sub.key} of {model.name}/"
+                                  f"{declared.where.folder}: {why}"))
+        if not sub.verify:
+            nodes += skip(f"{sub.origin.file} says it computes something else (verify = false)")
+            continue
+        tolerance = {"atol": sub.atol, "rtol": sub.rtol, "ulp": sub.ulp}
+        wanted = env.Value(json.dumps({"key": sub.key, "tolerance": tolerance}, sort_keys=True))
+        plan = env.IreeHarnessModules(stem, [harnesses, declared.options, declared.record,
+                                             declared.resolved, wanted,
+                                             *declared.kernels[sub.key].nodes])
+        if not runnable:
+            nodes += [plan, skip(f"no '{driver}' device on this machine; python -m "
+                                 f"iree_kernels.verification {stem} --device="
+                                 f"{target.run_device} runs it where there is one")]
+            continue
+        verified = env.IreeVerify(folder.File(f"{file_name(sub.key)}.verified"), plan,
+                                  IREE_RUN_DEVICE=target.run_device)
+        env.NoCache(verified)     # it says what this machine's device computes
+        nodes += verified
+    env.Alias("verify", nodes)
+    return nodes
+
+
 def generate(env):
     env.SetDefault(IREE_HARNESSCOMSTR="Writing differential-check harnesses $TARGET",
                    IREE_HARNESSMODULESCOMSTR="Compiling the harnesses of $TARGET",
@@ -127,6 +175,7 @@ def generate(env):
         action=SCons.Action.Action(run_verification, "$IREE_VERIFYCOMSTR",
                                    varlist=["IREE_RUN_DEVICE"]),
         suffix=".verified")
+    env.AddMethod(declare_verification, "IreeVerification")
 
 
 def exists(env):

@@ -46,6 +46,7 @@ import SCons.Util
 from iree_kernels.manifest import DEFAULT_OPSET
 from iree_kernels.onnx_import import failure_reason, importer_versions
 from iree_kernels.scons import WholeFileCommand, named_value, program
+from iree_kernels.scons_kernels import version_emitter
 
 SHORT_COMSTR = "IMPORT   $TARGET"
 
@@ -125,7 +126,8 @@ def generate(env):
     )
     env["BUILDERS"]["IreeImportOnnx"] = SCons.Builder.Builder(
         action=_ImportCommand("IREE_IMPORT_ONNXCOM", {"cmdstr": "$IREE_IMPORT_ONNXCOMSTR"}),
-        suffix=".mlir", src_suffix=".onnx", emitter=_emit_versions)
+        suffix=".mlir", src_suffix=".onnx",
+        emitter=[_emit_versions, version_emitter("IREE_IMPORT_ONNXCOM")])
     env.AddMethod(imported_model, "IreeImportedModel")
 
 

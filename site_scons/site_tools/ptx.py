@@ -31,6 +31,7 @@ from iree_kernels import toolchains
 from iree_kernels.scons import file_argument, package_include, program, whole_file_command
 from iree_kernels.scons_depfiles import (CANONICAL_DEPFILE, NO_SOURCE_SCANNER, depfile_emitter,
                                           depfile_scanner)
+from iree_kernels.scons_kernels import (KernelCompiler, add_kernel_compiler, version_emitter)
 
 CLANG_PRELUDE = Path(iree_kernels.__file__).parent / "data" / "clang_cuda_prelude.h"
 
@@ -59,12 +60,21 @@ def generate(env):
         PTXCOMSTR="",
     )
     package_include(env, "_CUDA_SCANPATH", "CUDA_CPPPATH")
+    action = [whole_file_command("PTXCOM", "$PTXCOMSTR"), CANONICAL_DEPFILE]
+    emitters = [_prelude_emitter, depfile_emitter, version_emitter("PTXCOM")]
+    scanner = depfile_scanner("CudaScanner", [".cu", ".cuh"], "_CUDA_SCANPATH")
     env["BUILDERS"]["Ptx"] = SCons.Builder.Builder(
-        action=[whole_file_command("PTXCOM", "$PTXCOMSTR"), CANONICAL_DEPFILE],
-        suffix=".ptx", src_suffix=".cu",
-        source_scanner=NO_SOURCE_SCANNER,
-        target_scanner=depfile_scanner("CudaScanner", [".cu", ".cuh"], "_CUDA_SCANPATH"),
-        emitter=[_prelude_emitter, depfile_emitter])
+        action=action, suffix=".ptx", src_suffix=".cu", source_scanner=NO_SOURCE_SCANNER,
+        target_scanner=scanner, emitter=emitters)
+    add_kernel_compiler(env, KernelCompiler(".cu", "PTXCOM", _compiler, "CUDA_ARCH",
+                                            compile_database=True),
+                        action, emitters, ".ptx", NO_SOURCE_SCANNER, scanner)
+
+
+def _compiler(env) -> tuple[str, str | None]:
+    if env["CUDA_COMPILER"] == "clang":
+        return "clang", toolchains.on_path("clang")
+    return "nvcc", toolchains.nvcc()
 
 
 def _prelude_emitter(target, source, env):

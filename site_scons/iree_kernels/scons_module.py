@@ -1,0 +1,120 @@
+"""What IreeKernelProject declares for one module: one record that every tool builds on.
+
+The project tool (``site_tools/iree_project.py``) declares a module's front
+end, kernels, substitution flags and the module itself, then hands this
+record to the tools that add to it (check, verify, microbenchmarks, hotspots,
+the dump listing, the release). No tool reads another's data by a string key.
+Also here: the small helpers those tools share (file names, skipped checks).
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+
+import SCons.Action
+import SCons.Errors
+import SCons.Script
+
+from iree_kernels import checks
+from iree_kernels.errors import UserError
+from iree_kernels.manifest import Model, Substitution
+from iree_kernels.scons import fail
+from iree_kernels.targets import ModuleTarget, Target
+
+
+@dataclass(frozen=True)
+class DeclaredKernel:
+    """What the build makes of one substitution's kernel file."""
+    kernel: object                 # the node iree-compile gets: the file, or what was made of it
+    wrapper: object = None         # wrapped mode: the hal.executable that links it
+
+    @property
+    def nodes(self) -> list:
+        return [self.kernel] + ([self.wrapper] if self.wrapper is not None else [])
+
+    @property
+    def replacement(self):
+        """The MLIR file put in place of the executable's source, or None (object mode)."""
+        if self.wrapper is not None:
+            return self.wrapper
+        return self.kernel if self.kernel.get_suffix() == ".mlir" else None
+
+
+@dataclass(frozen=True)
+class DeclaredModule:
+    """One model built for one target (and architecture), as SCons nodes."""
+    model: Model
+    where: ModuleTarget
+    folder: object                 # build/<where.folder>/<model>/
+    options: object                # options.flags: the target's and the manifest's flags
+    executables: object            # executables.mlir: the program after IREE's front end
+    substitutions: tuple[Substitution, ...]
+    resolved: object               # resolved.json (where there are substitutions), else None
+    kernels: dict[str, DeclaredKernel]   # by Substitution.key
+    flag_file: object              # substitutions.flags
+    record: object                 # substitutions.json
+    module: object                 # the .vmfb
+    missing_tools: tuple[str, ...] = field(default=())   # programs this machine lacks for it
+
+    @property
+    def target(self) -> Target:
+        return self.where.target
+
+    @property
+    def made_kernels(self) -> list:
+        return [node for made in self.kernels.values() for node in made.nodes]
+
+    @property
+    def checkout_files(self) -> list[str]:
+        """The repository's files the module is made from: the model, kernels and objects."""
+        return [self.model.source, *(s.file for s in self.substitutions),
+                *(o for s in self.substitutions for o in s.objects)]
+
+
+def file_name(key: str) -> str:
+    """A file name for an executable (or a substitution's key); names that had to change
+    get a hash, so none collide."""
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", key)
+    if name == key:
+        return name
+    return f"{name}-{hashlib.sha256(key.encode()).hexdigest()[:8]}"
+
+
+def wanted(*words) -> bool:
+    """Whether a target on the command line names one of ``words`` (or scons -c)."""
+    if SCons.Script.GetOption("clean"):
+        return True
+    return any(w in str(t) for t in SCons.Script.COMMAND_LINE_TARGETS for w in words)
+
+
+def failing(message: str, line: str = "MISSING  $TARGET"):
+    """An action that fails with ``message`` (already escaped where it holds '$')."""
+    def fail_build(target, source, env):
+        raise SCons.Errors.BuildError(node=target[0], errstr=message, exitstatus=2)
+    return SCons.Action.Action(fail_build, line)
+
+
+def skipped(env, name: str, message: str):
+    """An alias printing ``message`` (escaped) that 'scons check' with CHECK_STRICT=yes fails."""
+    if env["CHECK_STRICT"] and wanted("check"):
+        return env.AlwaysBuild(env.Alias(name, [], failing(
+            f"{message} (CHECK_STRICT=yes)", "SKIPPED  $TARGET")))
+    alias = env.Alias(name, [], SCons.Action.Action(lambda target, source, env: None, message))
+    env.AlwaysBuild(alias)
+    return alias
+
+
+def expected_cases(env, declared: DeclaredModule) -> list:
+    """The cases of the model's expected outputs that apply to the module's target."""
+    try:
+        return checks.load_cases(declared.model.expected, declared.target.name,
+                                 env.Dir("#").abspath, env["BUILD_DIR"])
+    except UserError as e:
+        fail(str(e))
+
+
+def case_files(env, cases) -> list:
+    """The files (inputs, outputs) the cases name, as nodes."""
+    top = env.Dir("#")          # Dir.File: the path is not substituted
+    return [top.File(path) for path in checks.referenced_files(cases)]
