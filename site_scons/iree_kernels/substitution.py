@@ -7,6 +7,7 @@ the record of what replaced what. It does not compile anything.
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -196,8 +197,44 @@ def flag_file(planned: list[Planned]) -> str:
 
 
 def record(model: str, target: str, source: str, planned: list[Planned]) -> str:
+    """substitutions.json: what was substituted into one module (read back by read_record)."""
     return render("substitutions.json.j2", model=model, target=target, source=source,
                   substitutions=[p.as_record() for p in planned])
+
+
+@dataclass(frozen=True)
+class Applied:
+    """One substitution as substitutions.json records it (Planned.as_record)."""
+    model: str
+    target: str
+    executable: str            # the executable it replaced
+    export: str
+    file: str                  # the kernel, as the manifest names it
+    flag: str                  # the iree-compile flag that applies it
+    fields: dict               # every recorded field, for the release's lock record
+
+
+@dataclass(frozen=True)
+class Record:
+    """substitutions.json: a module's model, target, source and the substitutions applied."""
+    model: str
+    target: str
+    source: str
+    substitutions: tuple[Applied, ...]
+
+    def applied(self, executable: str) -> Applied:
+        """The substitution that replaced ``executable``; KeyError where none did."""
+        for applied in self.substitutions:
+            if applied.executable == executable:
+                return applied
+        raise KeyError(executable)
+
+
+def read_record(text: str) -> Record:
+    data = json.loads(text)
+    return Record(data["model"], data["target"], data["source"], tuple(
+        Applied(s["model"], s["target"], s["executable"], s["export"], s["file"], s["flag"], s)
+        for s in data["substitutions"]))
 
 
 def options_file(flags: list[str]) -> str:

@@ -18,7 +18,6 @@ Both builders always run when asked for: a measurement is not up to date.
 """
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from pathlib import Path
@@ -31,16 +30,17 @@ from iree_kernels import benchmarks, checks, runtime, toolchains
 from iree_kernels.program import Program
 from iree_kernels.scons import program, reporting_user_errors, write_atomically
 from iree_kernels.scons_module import DeclaredModule
+from iree_kernels.substitution import read_record
 
 
 @reporting_user_errors
 def run_microbenchmarks(target, source, env):
     model, options, record_file, dump = (str(s) for s in source[:4])
     expected = next((s.get_path() for s in source[4:] if s.get_suffix() == ".toml"), None)
-    record = json.loads(Path(record_file).read_text())
+    record = read_record(Path(record_file).read_text())
     work = Path(target[0].abspath).with_suffix("")
     shutil.rmtree(work, ignore_errors=True)
-    names = [sub["executable"] for sub in record["substitutions"]]
+    names = [applied.executable for applied in record.substitutions]
     # Dynamic shapes: timed at the input shapes of the model's expected-output cases.
     found = benchmarks.dump_benchmarks_of(env.subst("$IREE_COMPILE"), Path(dump), options, work,
                                           names, checks.case_shapes(expected,
@@ -49,24 +49,24 @@ def run_microbenchmarks(target, source, env):
     available = runtime.device_driver(device) in runtime.available_drivers(
         env.subst("$IREE_RUN_MODULE"))
     with Program(Path(dump).read_text(), dump) as sources:
-        results = [_measure(env, sub, found.get(sub["executable"]), sources, work, options,
-                            device, available) for sub in record["substitutions"]]
+        results = [_measure(env, sub, found.get(sub.executable), sources, work, options,
+                            device, available) for sub in record.substitutions]
     write_atomically(target[0].abspath, benchmarks.to_json(results))
 
 
 def _measure(env, sub, found, sources, work, options, device, available):
-    result = benchmarks.Result(sub["model"], sub["target"], sub["executable"], sub["export"],
-                               sub["file"], device=device)
+    result = benchmarks.Result(sub.model, sub.target, sub.executable, sub.export, sub.file,
+                               device=device)
     if found is None:
         result.note = "no benchmark (IREE dumps none where sizes depend on data)"
         return result
     dumped, result.shapes = found
     source = work / f"{dumped.stem}.source.mlir"
-    source.write_text(benchmarks.with_source(dumped, sources, sub["executable"]))
-    plain, substituted = work / f"{sub['executable']}.plain.vmfb", work / f"{sub['executable']}.vmfb"
+    source.write_text(benchmarks.with_source(dumped, sources, sub.executable))
+    plain, substituted = work / f"{sub.executable}.plain.vmfb", work / f"{sub.executable}.vmfb"
     iree_compile = env.subst("$IREE_COMPILE")
     benchmarks.compile_benchmark(iree_compile, source, options, [], plain)
-    benchmarks.compile_benchmark(iree_compile, source, options, [sub["flag"]], substituted)
+    benchmarks.compile_benchmark(iree_compile, source, options, [sub.flag], substituted)
     result.plain_module, result.module = os.path.relpath(plain), os.path.relpath(substituted)
     if not available:
         result.note = f"no '{device}' device here"

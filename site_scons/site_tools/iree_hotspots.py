@@ -28,6 +28,7 @@ import iree_kernels
 from iree_kernels import benchmarks, hotspots, runtime, toolchains
 from iree_kernels.scons import reporting_user_errors, write_atomically
 from iree_kernels.scons_module import DeclaredModule
+from iree_kernels.substitution import read_record
 
 
 @reporting_user_errors
@@ -51,10 +52,10 @@ def compile_hotspot_benchmarks(target, source, env):
 @reporting_user_errors
 def write_hotspot_report(target, source, env):
     rows = [hotspots.Hotspot(**item) for item in json.loads(Path(str(source[0])).read_text())]
-    record = json.loads(Path(str(source[1])).read_text())
-    hotspots.mark_substituted(rows, record["substitutions"])
+    record = read_record(source[1].get_text_contents())
+    hotspots.mark_substituted(rows, record.substitutions)
     flags = env.Split(env.subst("$IREE_HOTSPOTFLAGS"))
-    report = hotspots.Report(record["model"], record["target"], env["IREE_RUN_DEVICE"], rows,
+    report = hotspots.Report(record.model, record.target, env["IREE_RUN_DEVICE"], rows,
                              " ".join(flags))
     available = runtime.device_driver(report.device) in runtime.available_drivers(
         env.subst("$IREE_RUN_MODULE"))

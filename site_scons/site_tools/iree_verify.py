@@ -30,6 +30,7 @@ import SCons.Builder
 from iree_kernels import benchmarks, checks, runtime, selection, toolchains, verification
 from iree_kernels.errors import UserError
 from iree_kernels.scons import escape, reporting_user_errors, write_atomically
+from iree_kernels.substitution import read_record
 from iree_kernels.scons_module import (DeclaredModule, case_files, expected_cases, file_name,
                                        skipped)
 
@@ -37,7 +38,7 @@ from iree_kernels.scons_module import (DeclaredModule, case_files, expected_case
 @reporting_user_errors
 def write_harnesses(target, source, env):
     program, options, record = (s.abspath for s in source[:3])
-    names = sorted({sub["executable"] for sub in json.loads(Path(record).read_text())["substitutions"]})
+    names = sorted({a.executable for a in read_record(Path(record).read_text()).substitutions})
     expected = source[3].get_path() if len(source) > 3 else None
     out = Path(target[0].abspath)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -54,15 +55,14 @@ def build_harness_modules(target, source, env):
     harnesses, options, record, resolved, wanted = source[:5]
     wanted = json.loads(wanted.read())
     landing = selection.loads(resolved.get_text_contents())[wanted["key"]]
-    sub = next(s for s in json.loads(Path(record.abspath).read_text())["substitutions"]
-               if s["executable"] == landing.executable)
-    plan = verification.Plan(sub["model"], sub["target"], landing.executable, sub["file"],
+    applied = read_record(record.get_text_contents()).applied(landing.executable)
+    plan = verification.Plan(applied.model, applied.target, landing.executable, applied.file,
                              wanted["tolerance"])
     found = json.loads(Path(harnesses.abspath).read_text()).get(landing.executable, {})
     plan_file, iree_module, kernel_module = (t.abspath for t in target[:3])
     plan.note, plan.shapes = found.get("note", ""), found.get("shapes", "")
     if not plan.note:
-        plan.note = _compile_both(env, found["harness"], options.abspath, sub["flag"],
+        plan.note = _compile_both(env, found["harness"], options.abspath, applied.flag,
                                   iree_module, kernel_module, landing.executable)
     if plan.note:
         for module in (iree_module, kernel_module):

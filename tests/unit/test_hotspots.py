@@ -9,6 +9,7 @@ import pytest
 from conftest import DATA
 from iree_kernels import hotspots, toolchains
 from iree_kernels.hotspots import Hotspot, Report
+from iree_kernels.substitution import read_record
 from iree_kernels.targets import TARGETS
 
 
@@ -122,7 +123,12 @@ def test_without_the_device_rows_keep_their_modules_and_say_so():
 
 def test_marks_substituted_executables_with_their_kernel_file():
     found = [Hotspot("a", "a_x", 1), Hotspot("b", "b_x", 1)]
-    hotspots.mark_substituted(found, [{"executable": "b", "file": "kernels/b.cu"}])
+    record = read_record(json.dumps({"model": "m", "target": "cuda", "source": "m.mlir",
+                                     "substitutions": [{
+                                         "model": "m", "target": "cuda", "executable": "b",
+                                         "export": "b_x", "file": "kernels/b.cu",
+                                         "flag": "--iree-hal-substitute-executable-object=b=b.ptx"}]}))
+    hotspots.mark_substituted(found, record.substitutions)
     assert [r.substituted_by for r in found] == ["", "kernels/b.cu"]
 
 
