@@ -157,10 +157,10 @@ def _read_text(path: str) -> str:
     return Path(path).read_text(encoding="utf-8", errors="replace")
 
 
-def plan(substitutions: list[Substitution], executables: dict[str, Executable],
-         paths: dict[str, str] | None = None,
-         checks: KernelChecks | None = None,
-         landed: dict[str, Landing] | None = None) -> list[Planned]:
+def plan_substitutions(substitutions: list[Substitution], executables: dict[str, Executable],
+                       paths: dict[str, str] | None = None,
+                       checks: KernelChecks | None = None,
+                       landed: dict[str, Landing] | None = None) -> list[Planned]:
     """Match each substitution to its executable and check its kernel.
 
     ``paths`` maps substitution keys (``Substitution.key``) to what the build

@@ -72,7 +72,7 @@ def write_substitutions(target, source, env):
         found = executables.read_executables(dump.get_text_contents(), str(dump))
         landed = _landed(source[2])
     checks = substitution.KernelChecks(**spec["checks"])
-    planned = substitution.plan(subs, found, spec["paths"], checks, landed)
+    planned = substitution.plan_substitutions(subs, found, spec["paths"], checks, landed)
     write_atomically(target[0].abspath, substitution.flag_file(planned))
     write_atomically(target[1].abspath, substitution.record(
         spec["model"], spec["target"], spec["source"], planned))
@@ -105,7 +105,7 @@ def write_wrapper(target, source, env):
     sub = Substitution.from_dict({k: v for k, v in fields.items() if k != "library"})
     dump, resolved, kernel = source[1], source[2], source[3]
     found = executables.read_executables(dump.get_text_contents(), str(dump))
-    executable = substitution.plan([sub], found, checks=substitution.UNCHECKED,
+    executable = substitution.plan_substitutions([sub], found, checks=substitution.UNCHECKED,
                                    landed=_landed(resolved))[0].executable
     try:
         text = render_wrapper(executable, kernel.get_path(), list(sub.workgroup_count),

@@ -10,7 +10,7 @@ from iree_kernels import toolchains
 from iree_kernels.errors import UserError
 from iree_kernels.executables import parse_layout, read_executables
 from iree_kernels.manifest import Origin, Substitution
-from iree_kernels.substitution import flag_file, plan
+from iree_kernels.substitution import flag_file, plan_substitutions
 from iree_kernels.targets import TARGETS
 
 
@@ -58,21 +58,21 @@ def substitution(executable: str, file: str = "kernels/k.mlir") -> Substitution:
 
 
 def test_plan_and_flag_file(llvm_cpu):
-    planned = plan([substitution("main_dispatch_1")], llvm_cpu)
+    planned = plan_substitutions([substitution("main_dispatch_1")], llvm_cpu)
     assert planned[0].as_record()["export"] == "main_dispatch_1_reduction_4x16_f32"
     assert flag_file(planned) == \
         "--iree-hal-substitute-executable-source=main_dispatch_1=kernels/k.mlir\n"
 
 
 def test_plan_uses_built_paths(llvm_cpu):
-    planned = plan([substitution("main_dispatch_1", "kernels/k.mlir")], llvm_cpu,
+    planned = plan_substitutions([substitution("main_dispatch_1", "kernels/k.mlir")], llvm_cpu,
                    {"main_dispatch_1": {"kernel": "build/kernels/k.mlir"}})
     assert planned[0].path == "build/kernels/k.mlir"
 
 
 def test_unknown_executable_lists_the_known_ones(llvm_cpu):
     with pytest.raises(UserError) as e:
-        plan([substitution("main_dispatch_2")], llvm_cpu)
+        plan_substitutions([substitution("main_dispatch_2")], llvm_cpu)
     assert str(e.value) == (
         "kernels/demo.toml:6: [[substitutions]] #1: field 'executable': model 'mlp' has no "
         "executable 'main_dispatch_2' for target 'llvm-cpu' (did you mean 'main_dispatch_1'?); "

@@ -11,7 +11,7 @@ from iree_kernels.errors import UserError
 from iree_kernels.executables import Executable, Export, Layout, read_executables
 from iree_kernels.manifest import Origin, Substitution, load_project
 from iree_kernels.program import Program, ProgramExecutable
-from iree_kernels.substitution import plan
+from iree_kernels.substitution import plan_substitutions
 from iree_kernels.targets import TARGETS
 
 MODEL = """\
@@ -193,7 +193,7 @@ def test_landings_round_trip_and_plan_records_them():
     by_export = sub(export="*_b")
     landed = selection.resolve([by_export], found, prints(found))
     assert selection.loads(selection.dumps(landed)) == landed
-    (planned,) = plan([by_export], found, landed=landed)
+    (planned,) = plan_substitutions([by_export], found, landed=landed)
     record = planned.as_record()
     assert (record["executable"], record["export"], record["fingerprint"]) == (
         "main_dispatch_1", "main_dispatch_1_b", "sha256:01" + "0" * 62)
