@@ -130,12 +130,12 @@ def markdown() -> str:
         if s.environment:
             shown = f"`${s.environment}`, else {shown}"
         values = {"bool": "yes, no", "enum": ", ".join(s.allowed)}.get(s.kind, "")
-        rows.append(f"| `{s.name}` | {shown} | {values} | {s.help.replace('|', '&#124;')} |")
+        rows.append(f"| `{s.name}` | {shown} | {values} | {_escape(s.help)} |")
     return "\n".join([
         "# Command-line variables",
         "",
         "<!-- Generated from site_scons/iree_kernels/settings.py; do not edit. Regenerate with:",
-        "     ./setup.sh python -m iree_kernels.settings --markdown > docs/variables.md -->",
+        "     PYTHONPATH=site_scons ./setup.sh python -m iree_kernels.settings --markdown > docs/variables.md -->",
         "",
         "Set them on the command line, `scons NAME=value`; `scons -h` lists them with the",
         "values in effect. A name scons does not know stops the build.",
@@ -145,6 +145,11 @@ def markdown() -> str:
         *rows,
         "",
     ])
+
+
+def _escape(text: str) -> str:
+    """Plain text as a Markdown table cell: no HTML tags, no column breaks."""
+    return text.replace("<", "&lt;").replace(">", "&gt;").replace("|", "&#124;")
 
 
 def main(argv: list[str] | None = None) -> int:
