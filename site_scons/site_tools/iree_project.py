@@ -124,7 +124,7 @@ def _help(variables_text: str) -> str:
 
 
 def _help_text(variables, env, key, help, default, actual, aliases=None) -> str:
-    """SCons's text for one variable, a boolean's value written yes/no as the README does."""
+    """SCons's text for one variable, a boolean's value written yes/no as docs/variables.md does."""
     if default in ("yes", "no"):          # SCons shows the converted value: True, False
         actual = {"True": "yes", "False": "no"}.get(str(actual), actual)
     return SCons.Variables.Variables.FormatVariableHelpText(variables, env, key, help, default, actual, aliases)
