@@ -49,7 +49,8 @@ def _seconds(what: str, default: str, limit: bool = True) -> dict:
 
 
 SETTINGS: tuple[Setting, ...] = (
-    Setting("IREE_TARGETS", "comma-separated targets to build (" + ", ".join(TARGETS) + ")",
+    Setting("IREE_TARGETS", "comma-separated targets to build, of those each model lists ("
+            + ", ".join(TARGETS) + ")",
             ",".join(TARGETS)),
     Setting("BUILD_DIR", "where everything built goes", "build"),
     Setting("MANIFESTS", "glob of kernel manifests, relative to the repository root",
