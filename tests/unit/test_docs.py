@@ -29,6 +29,14 @@ def test_the_readme_is_short_and_keeps_the_quick_start_commands():
     assert "./setup.sh pytest" in (REPO / ".ci/run").read_text()
 
 
+def test_the_readme_lists_every_target_scons_h_lists():
+    declared = {name for tool in (REPO / "site_scons").rglob("*.py")
+                for name in re.findall(r'Alias\("([\w.-]+)"', tool.read_text())}
+    assert "verify-release" in declared
+    for name in declared:
+        assert f"`scons {name}" in README, name
+
+
 def test_every_docs_page_is_linked_from_the_readme():
     for page in DOCS:
         assert f"](docs/{page.name})" in README, page.name
