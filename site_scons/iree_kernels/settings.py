@@ -23,6 +23,7 @@ ON_A_TERMINAL = "on a terminal"     # a boolean's default: yes where the output 
 # Where the codegen cache is on unless EXECUTABLE_CACHE says otherwise.
 EXECUTABLE_CACHE_TARGETS: tuple[str, ...] = ("cuda",)
 _CODEGEN_FOLDER = "$BUILD_DIR/codegen-cache"
+_PTX_ISA = "9.0"                    # what the driver of CUDA 13.0 (580) loads
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,7 @@ SETTINGS: tuple[Setting, ...] = (
             "clang's --offload-arch): one module per model and architecture, in "
             "build/hip-<arch>/ where there are several", TARGETS["hip"].default_arch),
     Setting("PTX_ISA_VERSION", "newest PTX ISA version the CUDA driver that runs the "
-            "modules loads (9.0: CUDA 13.0, driver 580)", "9.0"),
+            f"modules loads ({_PTX_ISA}: CUDA 13.0, driver 580)", _PTX_ISA),
     Setting("GLSL_COMPILER", "compiler of GLSL shaders", "glslang", "enum", ("glslang", "glslc")),
     Setting("DUMP", "what 'scons dump' writes: any of sources, configurations, binaries, "
             "benchmarks", "sources"),

@@ -16,7 +16,6 @@ import hashlib
 import json
 import os
 import re
-import sys
 from pathlib import Path
 
 import SCons.Action
