@@ -19,7 +19,7 @@ substituted kernel computes: expected-output checks need the logits. A model
 that does not end in a Softmax (densenet121 ends in a Conv) is copied as it is.
 
 Not for: downloading models (everything comes from the installed package),
-or converting torch models (see the README: export them to MLIR with
+or converting torch models (see docs/workflows.md: export them to MLIR with
 iree-turbine and name the ``.mlir`` as the source).
 """
 from __future__ import annotations

@@ -15,10 +15,10 @@ from pathlib import Path
 def tool_path() -> str:
     """The folder of this project's SCons tools, for ``Environment(toolpath=[...])``.
 
-    A consumer repo's SConstruct, after ``pip install`` of this project:
+    A consumer repo's SConstruct, after ``pip install`` of this project (README.md):
 
         import iree_kernels
-        Environment(tools=["default", "iree_project"], toolpath=[iree_kernels.tool_path()]).IreeKernelProject()
+        Environment(tools=["iree_project"], toolpath=[iree_kernels.tool_path()]).IreeKernelProject()
     """
     beside = Path(__file__).parent.parent / "site_tools"     # this repo's site_scons
     if (beside / "iree_project.py").is_file():

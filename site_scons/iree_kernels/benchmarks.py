@@ -14,7 +14,7 @@ import statistics
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from . import toolchains
+from . import settings, toolchains
 from .errors import UserError
 
 
@@ -235,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     from . import toolchains
     parser = argparse.ArgumentParser(description=main.__doc__.splitlines()[0])
     parser.add_argument("results", nargs="+")
-    parser.add_argument("--flags", default="--benchmark_repetitions=5 --batch_size=100")
+    parser.add_argument("--flags", default=settings.default("IREE_BENCHMARKFLAGS"))
     args = parser.parse_args(argv)
     results = [r for path in args.results for r in from_json(Path(path).read_text())]
     program = toolchains.iree_tool("iree-benchmark-module") or "iree-benchmark-module"

@@ -23,6 +23,8 @@ LANGUAGES = {  # language: (target, suffix, template, mode)
     "c": ("llvm-cpu", ".c", "scaffold/kernel.c.j2", "wrapped"),
     "mlir": (None, ".mlir", None, "source"),
 }
+# The language a target's skeleton is written in where none is asked for.
+TARGET_LANGUAGES = {"cuda": "cuda", "vulkan": "glsl", "llvm-cpu": "c"}
 _C_TYPES = {"f32": "float", "f64": "double", "f16": "uint16_t", "bf16": "uint16_t",
             "i8": "int8_t", "i16": "int16_t", "i32": "int32_t", "i64": "int64_t",
             "i1": "uint8_t"}

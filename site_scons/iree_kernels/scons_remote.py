@@ -20,7 +20,6 @@ from pathlib import Path
 
 import SCons.Action
 import SCons.Script
-from SCons.Script import BoolVariable
 
 from iree_kernels import remote_cache
 from iree_kernels.errors import UserError
@@ -29,17 +28,6 @@ from iree_kernels.scons import fail
 
 RECORD_SUFFIX = ".sha256"          # the digest record beside an entry, as iree_cache names it
 MIRROR = "remote-cache"            # under BUILD_DIR, where no CACHE_DIR is given
-
-VARIABLES = [
-    ("REMOTE_CACHE_URL", "HTTP(S) remote cache in Bazel's layout (/cas/, /ac/) shared by "
-     f"SCons's cache and the codegen cache (environment: {remote_cache.URL_VARIABLE}); "
-     "empty: none", os.environ.get(remote_cache.URL_VARIABLE, "")),
-    BoolVariable("REMOTE_CACHE_READONLY", "take entries from the remote cache, never upload",
-                 "no"),
-    ("REMOTE_CACHE_TIMEOUT", "seconds a remote cache request may wait for the server", "10"),
-    ("REMOTE_CACHE_RETRIES", "more attempts after a remote cache request failed", "2"),
-]
-
 
 def configure(env) -> remote_cache.RemoteCache | None:
     """The remote cache REMOTE_CACHE_URL names (None: none); its token taken out of the tools' environment."""

@@ -21,6 +21,7 @@ from .errors import UserError
 from .executables import Executable, Export
 
 MAGIC = 0x07230203
+TARGET_ENV = "vulkan1.0"        # the Vulkan version GLSL kernels are compiled and validated for
 HEADER_WORDS = 5
 
 # Opcodes and enumerants, as numbered in the SPIR-V specification.
@@ -307,7 +308,7 @@ def _indices(module: SpirvModule) -> str:
                      for b in module.bindings)
 
 
-def run_spirv_val(spirv_val: str, path: str, target_env: str = "vulkan1.0") -> None:
+def run_spirv_val(spirv_val: str, path: str, target_env: str = TARGET_ENV) -> None:
     """Raise with spirv-val's own message if it rejects ``path``."""
     try:
         result = subprocess.run([spirv_val, "--target-env", target_env, path],

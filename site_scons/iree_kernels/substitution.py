@@ -12,11 +12,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from . import hsaco, ptx, spirv, toolchains
+from . import hsaco, ptx, settings, spirv, toolchains
 from .errors import UserError
 from .executables import Executable
 from .manifest import Substitution, closest
 from .selection import Landing
+from .targets import TARGETS
 from .render import render
 
 
@@ -54,11 +55,11 @@ class Planned:
 class KernelChecks:
     """The tools and limits compiled kernels are checked with; '' is a missing tool."""
     ptxas: str = ""
-    cuda_arch: str = "sm_80"
-    hip_arch: str = "gfx942"
-    ptx_isa_version: str = "9.0"
+    cuda_arch: str = TARGETS["cuda"].default_arch
+    hip_arch: str = TARGETS["hip"].default_arch
+    ptx_isa_version: str = settings.default("PTX_ISA_VERSION")
     spirv_val: str = ""
-    spirv_target_env: str = "vulkan1.0"
+    spirv_target_env: str = spirv.TARGET_ENV
 
     def check(self, planned: "Planned") -> None:
         """Raise on the first way the kernel in ``planned.path`` cannot replace its executable.

@@ -5,7 +5,7 @@ Builder:
 
 Variables:
   GLSL_COMPILER     glslang (glslangValidator, default) or glslc
-  GLSL_TARGET_ENV   Vulkan version the SPIR-V is for, default vulkan1.0
+  GLSL_TARGET_ENV   Vulkan version the SPIR-V is for, default iree_kernels.spirv.TARGET_ENV
   GLSL_CPPPATH      include directories (shaders need #extension
                     GL_GOOGLE_include_directive : require); dependencies come from
                     the compiler's depfile, shader.spv.d, however includes are found.
@@ -24,7 +24,7 @@ from __future__ import annotations
 import SCons.Builder
 import SCons.Util
 
-from iree_kernels import toolchains
+from iree_kernels import settings, spirv, toolchains
 from iree_kernels.scons import package_include, program, whole_file_command
 from iree_kernels.scons_depfiles import (CANONICAL_DEPFILE, NO_SOURCE_SCANNER, depfile_emitter,
                                           depfile_scanner)
@@ -33,8 +33,8 @@ from iree_kernels.scons_kernels import KernelCompiler, add_kernel_compiler, vers
 
 def generate(env):
     env.SetDefault(
-        GLSL_COMPILER="glslang",
-        GLSL_TARGET_ENV="vulkan1.0",
+        GLSL_COMPILER=settings.default("GLSL_COMPILER"),
+        GLSL_TARGET_ENV=spirv.TARGET_ENV,
         GLSL_CPPPATH=[],
         GLSL_CPPDEFINES=[],
         GLSLANG=program(toolchains.on_path("glslangValidator") or "glslangValidator"),

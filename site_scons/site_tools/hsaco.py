@@ -10,7 +10,7 @@ ROCm's device libraries are not available. Debian 12's clang 14 knows no
 gfx942; clang-19 (Debian 12) does, with lld-19 linking the code object.
 
 Variables:
-  HIP_ARCH          AMD GPU architecture, default gfx942
+  HIP_ARCH          AMD GPU architecture, default the hip target's (iree_kernels.targets)
   HIP_CLANG         the clang (default: $HIP_CLANG in the environment, else clang-19
                     or newer on PATH)
   HIP_CLANGFLAGS    extra flags, default -O3
@@ -27,6 +27,7 @@ import SCons.Util
 
 import iree_kernels
 from iree_kernels import toolchains
+from iree_kernels.targets import TARGETS
 from iree_kernels.scons import file_argument, include_scanner, program, whole_file_command
 from iree_kernels.scons_kernels import KernelCompiler, add_kernel_compiler, version_emitter
 
@@ -35,7 +36,7 @@ HIP_PRELUDE = Path(iree_kernels.__file__).parent / "data" / "clang_hip_prelude.h
 
 def generate(env):
     env.SetDefault(
-        HIP_ARCH="gfx942",
+        HIP_ARCH=TARGETS["hip"].default_arch,
         HIP_CLANG=program(toolchains.hip_clang() or "clang-19"),
         HIP_CLANGFLAGS=SCons.Util.CLVar("-O3"),
         HIP_CPPPATH=[],

@@ -12,7 +12,7 @@ Builders:
 
 Variables:
   IREE_BENCHMARK_MODULE   the iree-benchmark-module program
-  IREE_BENCHMARKFLAGS     its flags, default --benchmark_repetitions=5 --batch_size=100
+  IREE_BENCHMARKFLAGS     its flags (default: iree_kernels.settings)
   IREE_RUN_DEVICE         the device to time on
 Both builders always run when asked for: a measurement is not up to date.
 """
@@ -26,7 +26,7 @@ import SCons.Action
 import SCons.Builder
 import SCons.Util
 
-from iree_kernels import benchmarks, checks, runtime, toolchains
+from iree_kernels import benchmarks, checks, runtime, settings, toolchains
 from iree_kernels.program import Program
 from iree_kernels.scons import program, reporting_user_errors, write_atomically
 from iree_kernels.scons_module import DeclaredModule
@@ -116,7 +116,7 @@ def declare_bench(env, table):
 def generate(env):
     env.SetDefault(
         IREE_BENCHMARK_MODULE=program(toolchains.iree_tool("iree-benchmark-module") or "iree-benchmark-module"),
-        IREE_BENCHMARKFLAGS=SCons.Util.CLVar("--benchmark_repetitions=5 --batch_size=100"),
+        IREE_BENCHMARKFLAGS=SCons.Util.CLVar(settings.default("IREE_BENCHMARKFLAGS")),
         IREE_BENCHCOMSTR="Benchmarking $TARGET",
         IREE_BENCHREPORTCOMSTR="Writing $TARGET",
     )

@@ -42,7 +42,6 @@ import sys
 import SCons.Action
 import SCons.CacheDir
 import SCons.Script
-from SCons.Script import BoolVariable
 
 from iree_kernels import integrity
 from iree_kernels.errors import UserError
@@ -252,16 +251,6 @@ def _configure_trust(env) -> None:
 
 
 def generate(env):
-    env.Append(IREE_VARIABLES=[
-        ("CACHE_DIR", "build cache folder shared between checkouts (environment: "
-         "IREE_KERNELS_CACHE_DIR); empty: no cache", os.environ.get("IREE_KERNELS_CACHE_DIR", "")),
-        BoolVariable("CACHE_READONLY", "take files from the cache but never write to it",
-                     "no"),
-        BoolVariable("CACHE_REQUIRE_SIGNED", "fail unless the cache signing key is configured "
-                     f"({integrity.KEY_FILE_VARIABLE} or {integrity.KEY_VARIABLE}); with a key, "
-                     "entries not signed with it are never taken", "no"),
-        *remote_glue.VARIABLES,
-    ])
     env.AddMethod(use_cache, "IreeCacheDir")
 
 

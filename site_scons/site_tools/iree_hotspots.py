@@ -25,7 +25,7 @@ import SCons.Script
 import SCons.Util
 
 import iree_kernels
-from iree_kernels import benchmarks, hotspots, runtime, toolchains
+from iree_kernels import benchmarks, hotspots, runtime, settings, toolchains
 from iree_kernels.scons import reporting_user_errors, write_atomically
 from iree_kernels.scons_module import DeclaredModule
 from iree_kernels.substitution import read_record
@@ -94,7 +94,7 @@ def declare_hotspots(env, declared: DeclaredModule):
 
 def generate(env):
     env.SetDefault(IREE_HOTSPOTFLAGS=SCons.Util.CLVar(
-                       "--benchmark_repetitions=1 --benchmark_min_time=0.02s --batch_size=4"),
+                       settings.default("IREE_HOTSPOTFLAGS")),
                    IREE_HOTSPOTBENCHCOMSTR="Compiling the benchmarks of $TARGET",
                    IREE_HOTSPOTSCOMSTR="Timing $TARGET")
     env["BUILDERS"]["IreeHotspotBenchmarks"] = SCons.Builder.Builder(

@@ -59,14 +59,14 @@ import SCons.Script
 import SCons.Util
 
 import iree_kernels
-from iree_kernels import codegen_cache, executables, option_files, selection, toolchains
+from iree_kernels import codegen_cache, executables, option_files, selection, settings, toolchains
 from iree_kernels.errors import UserError
 from iree_kernels.program import Program
 from iree_kernels.scons import fail, reporting_user_errors, shared_cache, write_atomically
 from iree_kernels import scons_remote as remote_glue
 
 OWN_FOLDER = "$BUILD_DIR/codegen-cache"
-DEFAULT_TARGETS: tuple[str, ...] = ("cuda",)     # where the cache is on unless EXECUTABLE_CACHE says
+DEFAULT_TARGETS = settings.EXECUTABLE_CACHE_TARGETS
 SHORT_COMSTRS = {"IREE_ASSEMBLECOMSTR": "ASSEMBLE  $TARGET",
                  "IREE_CODEGENCOMSTR": "CODEGEN  $TARGET"}
 _slots: threading.BoundedSemaphore | None = None
@@ -243,14 +243,6 @@ def _compile_slots() -> threading.BoundedSemaphore:
 def generate(env):
     if "IreeModule" not in env["BUILDERS"]:
         env.Tool("iree_compile")
-    env.Append(IREE_VARIABLES=[
-        ("EXECUTABLE_CACHE", "targets whose executables go through the per-executable codegen "
-         "cache: comma-separated (cuda, vulkan, llvm-cpu), 1 for all, 0 for none; default: "
-         + (", ".join(DEFAULT_TARGETS) or "none"), "default"),
-        ("CODEGEN_CACHE_DIR", "folder of the per-executable codegen cache; may be shared by "
-         f"checkouts; default: CACHE_DIR's codegen/ where CACHE_DIR is set (read only with "
-         f"CACHE_READONLY, compiling into {OWN_FOLDER}), else {OWN_FOLDER}", ""),
-    ])
     env.SetDefault(
         # Flags of every iree-compile run compiling misses; part of every entry's key.
         IREE_CACHED_COMPILEFLAGS=SCons.Util.CLVar(""),

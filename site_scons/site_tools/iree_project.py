@@ -15,7 +15,6 @@ import functools
 import json
 import os
 import re
-import sys
 from pathlib import Path
 
 import SCons.Script
@@ -27,7 +26,8 @@ from iree_kernels import option_files, toolchains
 from iree_kernels.files import not_regular
 from iree_kernels.errors import UserError
 from iree_kernels.manifest import closest, load_project
-from iree_kernels.scaffold import LANGUAGES
+from iree_kernels.scaffold import LANGUAGES, TARGET_LANGUAGES
+from iree_kernels.settings import SETTINGS, Setting
 from iree_kernels.targets import (KERNEL_KINDS, REPRODUCIBLE_FLAGS, TARGETS, kernel_kind,
                                   module_targets, parse_archs, rejected_arch_message)
 from iree_kernels.scons import (OPTION_ORIGINS, fail, lock_build_folder, pspawn_without_shell,
@@ -75,62 +75,14 @@ TARGET_HELP = {
     "verify-release": "this checkout rebuilt and compared with a release archive (ARCHIVE)",
     "compile_commands.json": "clangd's compilation database of the .cu and .c kernels",
 }
-# The language 'scons scaffold' writes a target's kernel in where LANGUAGE is not given.
-SCAFFOLD_LANGUAGES = {"cuda": "cuda", "vulkan": "glsl", "llvm-cpu": "c"}
 
 
 def _variables(env) -> Variables:
+    """SCons's Variables, one per record of iree_kernels.settings.SETTINGS, read from the command line."""
     variables = Variables(None, {})
     variables.FormatVariableHelpText = functools.partial(_help_text, variables)
-    variables.Add("IREE_TARGETS", "comma-separated targets to build (" + ", ".join(TARGETS) + ")",
-                  ",".join(TARGETS))
-    variables.Add("BUILD_DIR", "where everything built goes", "build")
-    variables.Add("MANIFESTS", "glob of kernel manifests, relative to the repository root",
-                  "kernels/**/*.toml")
-    # Boolean defaults as the words scons -h shows and the README uses ("no", not False).
-    variables.Add(BoolVariable("VERBOSE", "print full command lines", "no"))
-    variables.Add(BoolVariable("PROGRESS", "show a spinner while SCons looks at nodes "
-                               "(default: when the output is a terminal)",
-                               "yes" if sys.stdout.isatty() else "no"))
-    variables.Add(BoolVariable("CHECK_STRICT", "make 'scons check' fail where it skips a check "
-                               "(no device, no expected outputs, no case for the target)", "no"))
-    variables.Add(EnumVariable("CUDA_COMPILER", "compiler of .cu kernels", "nvcc",
-                               allowed_values=("nvcc", "clang")))
-    variables.Add("CUDA_ARCH", "comma-separated CUDA architectures (IREE's --iree-cuda-target, "
-                  "nvcc's and ptxas' -arch): one module per model and architecture, in "
-                  "build/cuda-<arch>/ where there are several", TARGETS["cuda"].default_arch)
-    variables.Add("HIP_ARCH", "comma-separated AMD GPU architectures (IREE's --iree-rocm-target, "
-                  "clang's --offload-arch): one module per model and architecture, in "
-                  "build/hip-<arch>/ where there are several", TARGETS["hip"].default_arch)
-    variables.Add("PTX_ISA_VERSION", "newest PTX ISA version the CUDA driver that runs the "
-                  "modules loads (9.0: CUDA 13.0, driver 580)", "9.0")
-    variables.Add(EnumVariable("GLSL_COMPILER", "compiler of GLSL shaders", "glslang",
-                               allowed_values=("glslang", "glslc")))
-    variables.Add("DUMP", "what 'scons dump' writes: any of sources, configurations, binaries, "
-                  "benchmarks", "sources")
-    variables.Add("IREE_BENCHMARKFLAGS", "iree-benchmark-module flags of 'scons bench'",
-                  "--benchmark_repetitions=5 --batch_size=100")
-    variables.Add("IREE_HOTSPOTFLAGS", "iree-benchmark-module flags of 'scons hotspots'",
-                  "--benchmark_repetitions=1 --benchmark_min_time=0.02s --batch_size=4")
-    variables.Add("SCAFFOLD", "for 'scons scaffold': MODEL/TARGET/EXECUTABLE to write a kernel "
-                  "skeleton for", "")
-    variables.Add("LANGUAGE", "for 'scons scaffold': the skeleton's language: "
-                  f"{', '.join(LANGUAGES)}; empty: the target's own ("
-                  + ", ".join(f"{lang} for {t}" for t, lang in SCAFFOLD_LANGUAGES.items()) + ")",
-                  "")
-    variables.Add("SCAFFOLD_MANIFEST", "for 'scons scaffold': the manifest its entry is "
-                  "appended to", "kernels/scaffolded.toml")
-    variables.Add("IREE_COMPILE_TIMEOUT", "seconds an iree-compile run may take (0: no limit)",
-                  "3600")
-    variables.Add("KERNEL_COMPILE_TIMEOUT", "seconds a kernel compiler or checker (nvcc, clang, "
-                  "glslang, ptxas, spirv-val) may take (0: no limit)", "600")
-    variables.Add("RUN_TIMEOUT", "seconds an iree-run-module or iree-benchmark-module run may "
-                  "take (0: no limit)", "600")
-    variables.Add("VERSION_TIMEOUT", "seconds a tool may take to print its --version", "30")
-    variables.Add("LOCK_WAIT", "seconds to wait for another scons building in this checkout",
-                  "10")
-    for variable in env.get("IREE_VARIABLES", []):
-        variables.Add(*variable)
+    for setting in SETTINGS:
+        variables.Add(_variable(setting))
     arguments = SCons.Script.ARGUMENTS
     variables.Update(env, safe_arguments(variables, arguments))
     SCons.Script.Help(_help(variables.GenerateHelpText(env)))
@@ -151,6 +103,16 @@ def _variables(env) -> Variables:
     return variables
 
 
+def _variable(setting: Setting) -> tuple:
+    """One SCons variable; a boolean's default as the word scons -h shows ("no", not False)."""
+    value = setting.default_value()
+    if setting.kind == "bool":
+        return BoolVariable(setting.name, setting.help, value)
+    if setting.kind == "enum":
+        return EnumVariable(setting.name, setting.help, value, allowed_values=setting.allowed)
+    return (setting.name, setting.help, value)
+
+
 def _help(variables_text: str) -> str:
     """What scons -h prints: targets, then variables; SCons adds where its own options are (-H)."""
     width = max(map(len, TARGET_HELP))
@@ -161,7 +123,7 @@ def _help(variables_text: str) -> str:
 
 
 def _help_text(variables, env, key, help, default, actual, aliases=None) -> str:
-    """SCons's text for one variable, a boolean's value written yes/no as the README does."""
+    """SCons's text for one variable, a boolean's value written yes/no as docs/variables.md does."""
     if default in ("yes", "no"):          # SCons shows the converted value: True, False
         actual = {"True": "yes", "False": "no"}.get(str(actual), actual)
     return SCons.Variables.Variables.FormatVariableHelpText(variables, env, key, help, default, actual, aliases)
@@ -477,13 +439,13 @@ def _missing_tool(env, built, source, program: str):
 def _scaffold_language(language: str, target: str) -> str:
     """LANGUAGE, or the target's own language where it is empty; one that does not fit fails."""
     if not language:
-        return SCAFFOLD_LANGUAGES[target]
+        return TARGET_LANGUAGES[target]
     if language not in LANGUAGES:
         fail(f"LANGUAGE={language}: unknown language; languages: {', '.join(LANGUAGES)}")
     fits = LANGUAGES[language][0]
     if fits not in (None, target):
         fail(f"LANGUAGE={language} writes kernels for target '{fits}', not '{target}'; "
-             f"for {target} leave LANGUAGE out ({SCAFFOLD_LANGUAGES[target]}) or give mlir")
+             f"for {target} leave LANGUAGE out ({TARGET_LANGUAGES[target]}) or give mlir")
     return language
 
 

@@ -177,8 +177,6 @@ def generate(env):
                    IREE_LOCKCOMSTR="LOCK     $TARGET",
                    IREE_ARCHIVECOMSTR="ARCHIVE  $TARGET",
                    IREE_VERIFYRELEASECOMSTR="VERIFY   $ARCHIVE")
-    env.Append(IREE_VARIABLES=[("ARCHIVE", "release archive that verify-release checks this "
-                                "checkout against", "")])
     env["BUILDERS"]["IreeLockRecord"] = SCons.Builder.Builder(
         action=SCons.Action.Action(write_lock, "$IREE_LOCKCOMSTR"), suffix=".json")
     env["BUILDERS"]["IreeReleaseArchive"] = SCons.Builder.Builder(

@@ -5,7 +5,8 @@ Builder:
 
 Variables:
   CUDA_COMPILER     nvcc (default) or clang
-  CUDA_ARCH         one GPU architecture, default sm_80 (iree_project gives each
+  CUDA_ARCH         one GPU architecture, default the cuda target's (iree_kernels.targets;
+                    iree_project gives each
                     builder call one of the build's CUDA_ARCH list)
   CUDA_CPPPATH      include directories (dependencies come from the compiler's
                     depfile, kernel.ptx.d, however includes are found). The
@@ -27,7 +28,8 @@ import SCons.Builder
 import SCons.Util
 
 import iree_kernels
-from iree_kernels import toolchains
+from iree_kernels import settings, toolchains
+from iree_kernels.targets import TARGETS
 from iree_kernels.scons import file_argument, package_include, program, whole_file_command
 from iree_kernels.scons_depfiles import (CANONICAL_DEPFILE, NO_SOURCE_SCANNER, depfile_emitter,
                                           depfile_scanner)
@@ -37,8 +39,8 @@ CLANG_PRELUDE = Path(iree_kernels.__file__).parent / "data" / "clang_cuda_prelud
 
 def generate(env):
     env.SetDefault(
-        CUDA_COMPILER="nvcc",
-        CUDA_ARCH="sm_80",
+        CUDA_COMPILER=settings.default("CUDA_COMPILER"),
+        CUDA_ARCH=TARGETS["cuda"].default_arch,
         CUDA_CPPPATH=[],
         CUDA_CPPDEFINES=[],
         NVCC=program(toolchains.nvcc() or "nvcc"),

@@ -1,4 +1,4 @@
-"""End to end: what a build takes from a shared cache someone else can write (README, "Cache trust model").
+"""End to end: what a build takes from a shared cache someone else can write (docs/caching.md, "Cache trust model").
 
 Entries are regular files only; with a signing key a reader takes only entries
 signed with it; the key shows up nowhere; the cache's files get the umask's

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -9,10 +10,9 @@ import sys
 from conftest import REPO, SCONS
 from iree_kernels import toolchains
 
-SCONSTRUCT = """\
-import iree_kernels
-Environment(tools=["iree_project"], toolpath=[iree_kernels.tool_path()]).IreeKernelProject()
-"""
+# The README's two-line SConstruct, as a user copies it.
+SCONSTRUCT = re.search(r"two lines of `SConstruct`:\n\n```python\n(.*?)```",
+                       (REPO / "README.md").read_text(), re.S).group(1)
 MANIFEST = """\
 [models.saxpy]
 source = "models/saxpy.mlir"

@@ -1,4 +1,4 @@
-"""SCons conventions: scons -h (targets, variables, booleans as the README writes them),
+"""SCons conventions: scons -h (targets, variables, booleans as docs/variables.md writes them),
 CHECK_STRICT, scons -c, compile_commands.json, scaffold's LANGUAGE."""
 from __future__ import annotations
 

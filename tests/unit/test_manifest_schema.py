@@ -1,6 +1,6 @@
 """The manifest's JSON Schema (shipped for editors: taplo, Even Better TOML) agrees with manifest.py.
 
-Every manifest in the repo and every manifest example in the README is valid;
+Every manifest in the repo and every manifest example in the README and docs/ is valid;
 each bad manifest below is rejected by both the schema and ``load_project``.
 What only the build can check (files existing, substitutions naming declared
 models and targets, duplicates, workgroup_count's expression syntax, an
@@ -206,21 +206,28 @@ def test_every_manifest_in_the_repo_is_valid(path):
     assert schema_errors((REPO / path).read_text()) == []
 
 
-def readme_manifests() -> list[str]:
-    """The README's TOML examples that are manifests (not expected-outputs files)."""
-    blocks = re.findall(r"^```toml\n(.*?)^```", (REPO / "README.md").read_text(), re.M | re.S)
+DOCUMENTS = ["README.md", *sorted(p.relative_to(REPO).as_posix()
+                                  for p in (REPO / "docs").glob("*.md"))]
+
+
+def documented_manifests(document: str) -> list[str]:
+    """A document's TOML examples that are manifests (not expected-outputs files)."""
+    blocks = re.findall(r"^```toml\n(.*?)^```", (REPO / document).read_text(), re.M | re.S)
     return [b for b in blocks if set(tomllib.loads(b)) & {"models", "substitutions"}]
 
 
-@pytest.mark.parametrize("text", readme_manifests())
-def test_every_manifest_example_in_the_readme_is_valid(text):
+@pytest.mark.parametrize("document, text", [(d, t) for d in DOCUMENTS
+                                            for t in documented_manifests(d)])
+def test_every_manifest_example_in_the_readme_and_docs_is_valid(document, text):
     assert schema_errors(text) == []
 
 
-def test_the_readme_shows_the_manifest_examples_and_names_the_schema():
-    assert len(readme_manifests()) >= 5
-    readme = (REPO / "README.md").read_text()
-    assert "site_scons/iree_kernels/data/manifest.schema.json" in readme
+def test_the_docs_show_the_manifest_examples_and_name_the_schema():
+    assert len(documented_manifests("README.md")) == 1                  # the minimal manifest
+    assert len(documented_manifests("docs/manifest.md")) >= 3
+    assert sum(len(documented_manifests(d)) for d in DOCUMENTS) >= 8
+    for document in ("README.md", "docs/manifest.md"):
+        assert "site_scons/iree_kernels/data/manifest.schema.json" in (REPO / document).read_text()
     taplo = tomllib.loads((REPO / ".taplo.toml").read_text())
     rule = next(r for r in taplo["rule"] if r["schema"]["path"].endswith("manifest.schema.json"))
     assert (REPO / rule["schema"]["path"]).resolve() == SCHEMA_FILE
