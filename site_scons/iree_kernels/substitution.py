@@ -80,26 +80,29 @@ class KernelChecks:
                             line=sub.origin.line, entry=sub.origin.entry) from None
 
     def _check(self, planned: "Planned") -> None:
-        suffix = PurePosixPath(planned.path).suffix
-        entry = None
-        if suffix == ".ptx":
-            module = ptx.read_ptx(_read_text(planned.path), planned.path)
-            major, minor = (int(n) for n in self.ptx_isa_version.split("."))
-            ptx.check_ptx(module, planned.path, planned.executable,
-                          max_version=(major, minor), entry=entry)
-            ptx.run_ptxas(self.ptxas or _missing("ptxas", planned), planned.path, self.cuda_arch)
-        elif suffix == ".hsaco":
-            code = hsaco.read_hsaco(Path(planned.path).read_bytes(), planned.path)
-            hsaco.check_hsaco(code, planned.path, planned.executable, self.hip_arch)
-        elif suffix == ".spv":
-            module = spirv.read_spirv(Path(planned.path).read_bytes(), planned.path)
-            spirv.run_spirv_val(self.spirv_val or _missing("spirv-val", planned), planned.path,
-                                self.spirv_target_env)
-            spirv.check_spirv(module, planned.path, planned.executable, entry=entry)
-            self._check_local_size(module, planned, entry)
+        check = _CHECKS.get(PurePosixPath(planned.path).suffix)
+        if check:
+            check(self, planned)
+
+    def _check_ptx(self, planned: "Planned") -> None:
+        module = ptx.read_ptx(_read_text(planned.path), planned.path)
+        major, minor = (int(n) for n in self.ptx_isa_version.split("."))
+        ptx.check_ptx(module, planned.path, planned.executable, max_version=(major, minor))
+        ptx.run_ptxas(self.ptxas or _missing("ptxas", planned), planned.path, self.cuda_arch)
+
+    def _check_hsaco(self, planned: "Planned") -> None:
+        code = hsaco.read_hsaco(Path(planned.path).read_bytes(), planned.path)
+        hsaco.check_hsaco(code, planned.path, planned.executable, self.hip_arch)
+
+    def _check_spirv(self, planned: "Planned") -> None:
+        module = spirv.read_spirv(Path(planned.path).read_bytes(), planned.path)
+        spirv.run_spirv_val(self.spirv_val or _missing("spirv-val", planned), planned.path,
+                            self.spirv_target_env)
+        spirv.check_spirv(module, planned.path, planned.executable)
+        self._check_local_size(module, planned)
 
     @staticmethod
-    def _check_local_size(module, planned: "Planned", entry: str) -> None:
+    def _check_local_size(module, planned: "Planned") -> None:
         wanted = tuple(planned.substitution.workgroup_size)
         if not planned.wrapper or not wanted:
             return
@@ -108,7 +111,13 @@ class KernelChecks:
             raise UserError(f"SPIR-V does not fit executable '{planned.executable.name}': the "
                             f"shader's local_size is {list(module.local_size or ())}, the "
                             f"manifest's workgroup_size is {list(wanted)}; make them equal",
-                            file=planned.path, entry=entry)
+                            file=planned.path)
+
+
+# What checks a kernel the build is given or makes, by its suffix (targets.KERNEL_KINDS
+# names the program a check runs, so that a missing one is reported before the build).
+_CHECKS = {".ptx": KernelChecks._check_ptx, ".hsaco": KernelChecks._check_hsaco,
+           ".spv": KernelChecks._check_spirv}
 
 
 class _Unchecked(KernelChecks):

@@ -123,6 +123,7 @@ class KernelKind:
     modes: tuple[str, ...]
     why_not: str = ""              # why the other modes do not fit
     compiles_to: str | None = None  # the suffix of what the build makes of it
+    tool: str = ""                 # the SCons tool (site_tools/) that compiles it, if any
     checker: str = ""              # the program that checks a kernel of this kind, if any
     entry_point_main: bool = False  # compiled, its entry point is 'main': renamed to the export
 
@@ -137,18 +138,21 @@ KERNEL_KINDS = {kind.suffix: kind for kind in (
     KernelKind(".mlir", "an MLIR hal.executable source", tuple(TARGETS), "source", ("source",),
                "an .mlir file replaces an executable's source; object and wrapped modes "
                "take a kernel (.ptx, .spv, .c, ...)"),
-    KernelKind(".cu", "a CUDA kernel", ("cuda",), "object", _GPU_MODES, _GPU_WHY, ".ptx"),
+    KernelKind(".cu", "a CUDA kernel", ("cuda",), "object", _GPU_MODES, _GPU_WHY, ".ptx",
+               tool="ptx"),
     KernelKind(".ptx", "a PTX kernel", ("cuda",), "object", _GPU_MODES, _GPU_WHY,
                checker="ptxas"),
     KernelKind(".glsl", "a GLSL compute shader", ("vulkan",), "object", _GPU_MODES, _GPU_WHY,
-               ".spv", entry_point_main=True),
+               ".spv", tool="glsl", entry_point_main=True),
     KernelKind(".comp", "a GLSL compute shader", ("vulkan",), "object", _GPU_MODES, _GPU_WHY,
-               ".spv", entry_point_main=True),
+               ".spv", tool="glsl", entry_point_main=True),
     KernelKind(".spv", "a SPIR-V shader", ("vulkan",), "object", _GPU_MODES, _GPU_WHY,
                checker="spirv-val"),
-    KernelKind(".hip", "a HIP kernel", ("hip",), "object", _GPU_MODES, _GPU_WHY, ".hsaco"),
+    KernelKind(".hip", "a HIP kernel", ("hip",), "object", _GPU_MODES, _GPU_WHY, ".hsaco",
+               tool="hsaco"),
     KernelKind(".hsaco", "an AMD GPU code object", ("hip",), "object", _GPU_MODES, _GPU_WHY),
-    KernelKind(".c", "a C kernel", ("llvm-cpu",), "wrapped", ("wrapped",), _NATIVE_WHY, ".o"),
+    KernelKind(".c", "a C kernel", ("llvm-cpu",), "wrapped", ("wrapped",), _NATIVE_WHY, ".o",
+               tool="elf_object"),
     KernelKind(".o", "a native object", ("llvm-cpu",), "wrapped", ("wrapped",), _NATIVE_WHY),
 )}
 

@@ -481,9 +481,9 @@ def _declare_defaults(env, modules: list[DeclaredModule], build):
 
 
 def generate(env):
-    for tool in ("iree_compile", "iree_substitutions", "iree_run", "ptx", "glsl", "elf_object",
-                 "hsaco",
-                 "iree_dump", "iree_bench", "iree_hotspots", "iree_scaffold", "iree_compile_commands",
+    kernel_tools = dict.fromkeys(kind.tool for kind in KERNEL_KINDS.values() if kind.tool)
+    for tool in ("iree_compile", "iree_substitutions", "iree_run", *kernel_tools, "iree_dump",
+                 "iree_bench", "iree_hotspots", "iree_scaffold", "iree_compile_commands",
                  "iree_cache", "iree_release", "iree_program", "onnx_import", "iree_verify"):
         env.Tool(tool)
     env.AddMethod(declare_project, "IreeKernelProject")
