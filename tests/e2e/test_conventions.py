@@ -145,3 +145,20 @@ def test_scaffold_language_follows_the_target(project):
     assert "LANGUAGE=rust: unknown language; languages: cuda, glsl, c, mlir" in unknown.output
     build = project.scons("scaffold", "SCAFFOLD=mlp/llvm-cpu/main_dispatch_1")
     assert "scaffold: wrote kernels/llvm-cpu/mlp_main_dispatch_1.c" in build.stdout
+
+
+
+def test_a_dry_run_of_a_clean_checkout_lists_every_step_and_builds_nothing(project):
+    # The kernels' dependency scanner once needed the executor SCons releases in a dry run.
+    project.copy(REPO / "models/mlp.mlir", "models/mlp.mlir")
+    project.copy(REPO / "kernels/vulkan/mlp_bias_relu_rowsum.glsl", "kernels/vulkan/k.glsl")
+    project.write("kernels/demo.toml", '[models.mlp]\nsource = "models/mlp.mlir"\n'
+                  'targets = ["vulkan"]\n\n[[substitutions]]\nmodel = "mlp"\n'
+                  'target = "vulkan"\nexecutable = "main_dispatch_1"\n'
+                  'file = "kernels/vulkan/k.glsl"\n')
+    dry = project.scons("-n")
+    assert "SPIRV    kernels/vulkan/k.glsl" in dry.stdout
+    assert "IREE     build/vulkan/mlp.vmfb" in dry.stdout
+    assert not (project.root / "build").exists()
+    project.scons()
+    assert project.scons("-n").stdout.strip().endswith("is up to date.")
