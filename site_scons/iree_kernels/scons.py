@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import fcntl
 import functools
+import json
 import os
 import re
 import subprocess
@@ -64,6 +65,22 @@ def file_argument(path: str):
     relative = os.path.relpath(path)
     return relative if not relative.startswith("..") and "$" not in relative else \
         SCons.Subst.Literal(path)
+
+
+def spec_value(env, data):
+    """A Value node passing ``data`` (JSON) to a Python action, which reads it with ``read_spec``.
+
+    The package's fingerprint is part of the node, not of ``data``: a new
+    version of this package runs the action again, and no action sees or
+    drops it.
+    """
+    return env.Value(json.dumps({"spec": data, "library": iree_kernels.fingerprint()},
+                                sort_keys=True))
+
+
+def read_spec(node):
+    """What ``spec_value`` passed."""
+    return json.loads(node.read())["spec"]
 
 
 def escape(text: str) -> str:

@@ -79,10 +79,14 @@ def kernel_compilers(env) -> dict[str, KernelCompiler]:
 
 
 class ToolVersion:
-    """A program's version, asked only when a signature or the lock record needs it."""
+    """A program's version, asked only when a signature or the lock record needs it.
 
-    def __init__(self, program: str) -> None:
-        self.program = program
+    ``makes``: whether the program makes what depends on it (a compiler), which
+    the release's lock record names, or only checks it (ptxas, spirv-val).
+    """
+
+    def __init__(self, program: str, makes: bool = True) -> None:
+        self.program, self.makes = program, makes
 
     @property
     def name(self) -> str:
@@ -101,18 +105,20 @@ class ToolVersion:
             os._exit(2)
 
 
-_versions: dict[str, object] = {}
+_versions: dict[tuple[str, bool], object] = {}
 
 
-def tool_version(program: str):
-    """The Value node of ``program``'s version (one per program and run)."""
-    if program not in _versions:
-        _versions[program] = named_value(ToolVersion(program), f"{program} --version")
-    return _versions[program]
+def tool_version(program: str, makes: bool = True):
+    """The Value node of ``program``'s version (one per program and run); see ToolVersion."""
+    key = (program, makes)
+    if key not in _versions:
+        name = f"{program} --version" + ("" if makes else " (checker)")
+        _versions[key] = named_value(ToolVersion(program, makes), name)
+    return _versions[key]
 
 
 def versions_reached(node) -> dict[str, object]:
-    """The ToolVersion nodes among ``node``'s dependencies, all the way down, by program name."""
+    """The versions of the programs that made ``node`` and its dependencies, by program name."""
     found, seen, pending = {}, set(), [node]
     while pending:
         current = pending.pop()
@@ -121,7 +127,8 @@ def versions_reached(node) -> dict[str, object]:
         seen.add(current)
         if isinstance(current, SCons.Node.Python.Value) and \
                 isinstance(current.read(), ToolVersion):
-            found[current.read().name] = current
+            if current.read().makes:
+                found[current.read().name] = current
             continue
         pending.extend(current.sources)
         pending.extend(current.depends)

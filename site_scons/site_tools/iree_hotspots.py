@@ -24,9 +24,8 @@ import SCons.Builder
 import SCons.Script
 import SCons.Util
 
-import iree_kernels
 from iree_kernels import benchmarks, hotspots, runtime, settings, toolchains
-from iree_kernels.scons import reporting_user_errors, write_atomically
+from iree_kernels.scons import reporting_user_errors, spec_value, write_atomically
 from iree_kernels.scons_module import DeclaredModule
 from iree_kernels.substitution import read_record
 
@@ -80,12 +79,11 @@ def _report_emitter(target, source, env):
 
 def declare_hotspots(env, declared: DeclaredModule):
     """``hotspots.txt`` (+ .json, .png) of a module IreeKernelProject declared."""
-    spec = {"compiler": toolchains.version(env.subst("$IREE_COMPILE")),
-            "library": iree_kernels.fingerprint()}
+    spec = {"compiler": toolchains.version(env.subst("$IREE_COMPILE"))}
     folder = declared.folder
     compiled = env.IreeHotspotBenchmarks(folder.Dir("hotspots").File("benchmarks.json"),
                                          [declared.executables, declared.options,
-                                          env.Value(json.dumps(spec))])
+                                          spec_value(env, spec)])
     report = env.IreeHotspotReport(folder.File("hotspots.txt"), [compiled, declared.record],
                                    IREE_RUN_DEVICE=declared.target.run_device)
     env.Alias("hotspots", report)

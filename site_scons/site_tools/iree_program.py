@@ -47,7 +47,6 @@ Variables: EXECUTABLE_CACHE (targets using the cache), CODEGEN_CACHE_DIR.
 """
 from __future__ import annotations
 
-import json
 import os
 import sys
 import threading
@@ -58,11 +57,11 @@ import SCons.Builder
 import SCons.Script
 import SCons.Util
 
-import iree_kernels
 from iree_kernels import codegen_cache, executables, option_files, selection, settings, toolchains
 from iree_kernels.errors import UserError
 from iree_kernels.program import Program
-from iree_kernels.scons import fail, reporting_user_errors, shared_cache, write_atomically
+from iree_kernels.scons import (fail, read_spec, reporting_user_errors, shared_cache, spec_value,
+                                write_atomically)
 from iree_kernels import scons_remote as remote_glue
 
 OWN_FOLDER = "$BUILD_DIR/codegen-cache"
@@ -105,8 +104,7 @@ def declare_module_from_program(env, module, program, target: str, options, subs
     model = Path(str(module)).stem
     spec = {"target": target, "cache": cached,
             "replacements": {name: node.get_path() for name, node in replacements.items()},
-            "objects": sorted({s.key for s in subs if s.mode == "object"}),
-            "library": iree_kernels.fingerprint()}
+            "objects": sorted({s.key for s in subs if s.mode == "object"})}
     where = {}
     if cached:
         own, shared = cache_folders(env)
@@ -119,7 +117,7 @@ def declare_module_from_program(env, module, program, target: str, options, subs
                            for a in line])
     assembled = env.IreeAssembledProgram(
         program[0].dir.Dir("module").File(f"{model}.mlir"),
-        [program, options, env.Value(json.dumps(spec, sort_keys=True)), *resolved,
+        [program, options, spec_value(env, spec), *resolved,
          *(replacements[name] for name in sorted(replacements))], **where, **short)
     env.Depends(assembled, substitutions)      # substitutions are checked before they are applied
     if cached and cache.is_under(env.Dir(f"#{env['BUILD_DIR']}")):
@@ -141,7 +139,7 @@ def cache_folders(env) -> tuple[str, str | None]:
 
 @reporting_user_errors
 def assemble_program(target, source, env):
-    program, options, spec = source[0], source[1], json.loads(source[2].read())
+    program, options, spec = source[0], source[1], read_spec(source[2])
     if spec["replacements"] or spec["objects"]:
         # Keys -> the executables they landed on (IreeResolve's resolved.json).
         landed = selection.loads(source[3].get_text_contents())

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import atexit
 import functools
-import json
 import os
 import re
 from pathlib import Path
@@ -21,7 +20,6 @@ import SCons.Script
 import SCons.Variables
 from SCons.Script import BoolVariable, EnumVariable, Variables
 
-import iree_kernels
 from iree_kernels import option_files, toolchains
 from iree_kernels.files import not_regular
 from iree_kernels.errors import UserError
@@ -31,7 +29,7 @@ from iree_kernels.settings import SETTINGS, Setting
 from iree_kernels.targets import (KERNEL_KINDS, REPRODUCIBLE_FLAGS, TARGETS, kernel_kind,
                                   module_targets, parse_archs, rejected_arch_message)
 from iree_kernels.scons import (OPTION_ORIGINS, fail, lock_build_folder, pspawn_without_shell,
-                                safe_arguments, spawn_without_shell)
+                                safe_arguments, spawn_without_shell, spec_value)
 from iree_kernels.scons_kernels import kernel_compiler, tool_version
 from iree_kernels.scons_module import (DeclaredKernel, DeclaredModule, failing, file_name,
                                        wanted)
@@ -299,14 +297,13 @@ def _declare_module(env, project, model, where, build) -> DeclaredModule:
     """One model for one target and architecture (``where``): front end, kernels, module."""
     here = build.Dir(where.folder).Dir(model.name)
     flags = [*where.flags, *REPRODUCIBLE_FLAGS, *model.options.get(where.target.name, ())]
-    options = env.IreeOptionsFile(here.File("options.flags"), env.Value(json.dumps(flags)))
+    options = env.IreeOptionsFile(here.File("options.flags"), spec_value(env, flags))
     executables = env.IreeExecutableSources(here.File("executables.mlir"),
                                             [model.source, options])
     subs = tuple(project.substitutions_for(model.name, where.target.name))
     # Selectors land on executables only once the front end has run: see IreeResolve.
-    resolved = env.IreeResolve(here.File("resolved.json"), [env.Value(json.dumps(
-        {"substitutions": [s.to_dict() for s in subs], "library": iree_kernels.fingerprint()},
-        sort_keys=True)), executables]) if subs else []
+    resolved = env.IreeResolve(here.File("resolved.json"), [
+        spec_value(env, [s.to_dict() for s in subs]), executables]) if subs else []
     missing = {s.key: _missing_program(env, s) for s in subs}
     kernels = {s.key: _declare_kernel(env, s, executables, resolved, here, where, build,
                                       missing[s.key]) for s in subs}
@@ -353,14 +350,14 @@ def _declare_substitutions(env, model, where, subs, executables, resolved, kerne
             "paths": {key: {role: node.get_path() for role, node in
                             (("kernel", made.kernel), ("wrapper", made.wrapper)) if node}
                       for key, made in kernels.items()},
-            "checks": _kernel_checks(env, where),
-            "library": iree_kernels.fingerprint()}
+            "checks": _kernel_checks(env, where)}
     dump = [executables] if subs else []
     made = [node for declared in kernels.values() for node in declared.nodes]
     flag_file, record = env.IreeSubstitutions(
         here.File("substitutions.flags"),
-        [env.Value(json.dumps(spec, sort_keys=True)), *dump, *resolved, *made])
-    env.Depends([flag_file, record], [tool_version(path) for path in checkers.values() if path])
+        [spec_value(env, spec), *dump, *resolved, *made])
+    env.Depends([flag_file, record], [tool_version(path, makes=False)
+                                      for path in checkers.values() if path])
     return flag_file, record
 
 
@@ -398,9 +395,8 @@ def _declare_kernel(env, sub, executables, resolved, here, where, build,
     if sub.mode != "wrapped":
         return DeclaredKernel(kernel)
     wrapper = here.File(f"{file_name(sub.key)}.wrapper.mlir")
-    spec = env.Value(json.dumps({**sub.to_dict(), "library": iree_kernels.fingerprint(),
-                                 "iree_release": toolchains.iree_release(env.subst("$IREE_COMPILE"))},
-                                sort_keys=True))
+    spec = spec_value(env, {"substitution": sub.to_dict(), "iree_release":
+                            toolchains.iree_release(env.subst("$IREE_COMPILE"))})
     return DeclaredKernel(kernel, env.IreeWrapper(wrapper, [spec, executables, resolved,
                                                             kernel])[0])
 

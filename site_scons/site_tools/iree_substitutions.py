@@ -26,7 +26,6 @@ which iree-compile itself only warns about.
 """
 from __future__ import annotations
 
-import json
 
 import SCons.Action
 import SCons.Builder
@@ -38,19 +37,18 @@ from iree_kernels.errors import UserError
 from iree_kernels.manifest import Substitution
 from iree_kernels.workgroups import ExpressionError
 from iree_kernels.wrappers import render_wrapper
-from iree_kernels.scons import reporting_user_errors, write_atomically
+from iree_kernels.scons import read_spec, reporting_user_errors, write_atomically
 
 
 @reporting_user_errors
 def write_options(target, source, env):
-    flags = json.loads(source[0].read())
+    flags = read_spec(source[0])
     write_atomically(target[0].abspath, substitution.options_file(flags))
 
 
 @reporting_user_errors
 def write_resolution(target, source, env):
-    spec = json.loads(source[0].read())
-    subs = [Substitution.from_dict(d) for d in spec["substitutions"]]
+    subs = [Substitution.from_dict(d) for d in read_spec(source[0])]
     dump = source[1]
     text = dump.get_text_contents()
     landed = selection.resolve(subs, executables.read_executables(text, str(dump)),
@@ -64,7 +62,7 @@ def _landed(node) -> dict:
 
 @reporting_user_errors
 def write_substitutions(target, source, env):
-    spec = json.loads(source[0].read())
+    spec = read_spec(source[0])
     subs = [Substitution.from_dict(d) for d in spec["substitutions"]]
     found, landed = {}, {}
     if subs:
@@ -100,9 +98,8 @@ def rename_source(target, source, env):
 
 @reporting_user_errors
 def write_wrapper(target, source, env):
-    fields = json.loads(source[0].read())
-    release = fields.pop("iree_release")
-    sub = Substitution.from_dict({k: v for k, v in fields.items() if k != "library"})
+    spec = read_spec(source[0])
+    sub, release = Substitution.from_dict(spec["substitution"]), spec["iree_release"]
     dump, resolved, kernel = source[1], source[2], source[3]
     found = executables.read_executables(dump.get_text_contents(), str(dump))
     executable = substitution.plan_substitutions([sub], found, checks=substitution.UNCHECKED,

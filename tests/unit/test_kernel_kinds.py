@@ -68,3 +68,14 @@ def test_versions_are_found_however_deep_and_once_per_program(tmp_path):
     assert list(versions_reached(top)) == ["cc-y"]
     assert scons_kernels.command_program(env, "ELFCOM", [objects[0]], objects[0].sources) == \
         "/opt/toolchain/bin/cc-y"
+
+
+def test_a_checker_keys_what_it_checks_but_is_not_named_among_the_makers(tmp_path):
+    env = _environment(["elf_object"])
+    env.Replace(ELF_CC="/opt/toolchain/bin/cc-z")
+    (tmp_path / "k.c").write_text("")
+    kernel = env.Kernel(str(tmp_path / "k.o"), str(tmp_path / "k.c"))[0]
+    checked = env.Command(str(tmp_path / "checked"), kernel, "true")[0]
+    env.Depends(checked, tool_version("/opt/toolchain/bin/checker", makes=False))
+    assert tool_version("/opt/toolchain/bin/checker", makes=False) in checked.depends
+    assert list(versions_reached(checked)) == ["cc-z"]
