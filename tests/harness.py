@@ -113,12 +113,15 @@ class Run:
         return collections.Counter(s for s, _ in self.steps)
 
     def failure(self, tail: int | None = None) -> str:
-        """What a failed run says: its command, folder, status and (the last ``tail`` of) its output."""
-        out, err = (self.stdout, self.stderr) if tail is None else (self.stdout[-tail:], self.stderr[-tail:])
+        """Its command, folder, status and output (the last ``tail`` characters of each stream)."""
+        start = -tail if tail else 0
+        out, err = self.stdout[start:], self.stderr[start:]
         return f"{' '.join(self.argv)} failed in {self.cwd} (exit {self.returncode}):\n{out}{err}"
 
 
 class Timeout(AssertionError):
+    """A run killed at its time limit; ``run`` holds what it printed until then."""
+
     def __init__(self, run: Run, timeout: float) -> None:
         super().__init__(f"{' '.join(run.argv)} ran past {timeout} s in {run.cwd}; killed:\n"
                          f"{run.output}")
