@@ -75,7 +75,9 @@ def _scons(root, *arguments):
                    "PYTHONDONTWRITEBYTECODE": "1"}
     if toolchains.nvcc():
         environment["NVCC"] = toolchains.nvcc()      # the main venv's wheel
-    return scons(root, *arguments, program=[OLDEST / "bin/scons"], env=environment)
+    # Through its python: the script's #! names where the venv was made, maybe another checkout.
+    return scons(root, *arguments, program=[OLDEST / "bin/python", OLDEST / "bin/scons"],
+                 env=environment)
 
 
 def test_the_oldest_iree_builds_and_checks_a_repo(project):
