@@ -9,32 +9,26 @@ from __future__ import annotations
 
 import argparse
 import collections
-import os
-import re
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-SCONS = Path(sys.executable).with_name("scons")
-STEP_RE = re.compile(r"^([A-Z]+)\s{2,}\S")
+sys.path.insert(0, str(REPO / "tests"))
+import harness  # noqa: E402
+
 TOOLS = {"IREE": "iree-compile", "FRONTEND": "iree-compile", "PTX": "nvcc", "SPIRV": "glslang",
          "CC": "clang", "CHECK": "iree-run-module", "CODEGEN": "executables into the codegen cache"}
 
 
 def scons(root: Path, *args: str) -> tuple[float, collections.Counter]:
-    start = time.perf_counter()
-    environment = {k: v for k, v in os.environ.items() if k != "IREE_KERNELS_CACHE_DIR"}
-    out = subprocess.run([str(SCONS), f"--site-dir={REPO / 'site_scons'}", "-Q", *args],
-                         cwd=root, capture_output=True, text=True, check=True,
-                         env=environment).stdout
-    elapsed = time.perf_counter() - start
-    steps = collections.Counter(m.group(1) for line in out.splitlines() if (m := STEP_RE.match(line)))
-    return elapsed, steps
+    build = harness.scons(root, *args, env={"IREE_KERNELS_CACHE_DIR": None})
+    if not build.ok:
+        raise SystemExit(build.failure(tail=3000))
+    return build.seconds, build.step_counts()
 
 
 def copy_demo(into: Path) -> Path:

@@ -25,20 +25,18 @@ from __future__ import annotations
 import argparse
 import collections
 import os
-import re
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-SCONS = Path(sys.executable).with_name("scons")
 sys.path.insert(0, str(REPO / "models"))
 sys.path.insert(0, str(REPO / "site_scons"))
+sys.path.insert(0, str(REPO / "tests"))
 import generate_layers  # noqa: E402
+import harness  # noqa: E402
 from iree_kernels import toolchains  # noqa: E402
 
 MANIFEST = '[models.layers]\nsource = "models/layers.mlir"\ntargets = ["{target}"]\n'
@@ -47,15 +45,14 @@ ROWS = ("(a) plain", "(a') one thread", "(b) cold -j1", "(b) cold -j2", "(c) cac
 EDITED = {"(d) one layer": "plain, one layer", "(e) insert": "plain, insert"}
 
 
-def timed(argv: list[str], cwd: Path) -> tuple[float, str]:
-    start = time.perf_counter()
-    # A shared build cache would hold codegen entries across the runs measured as cold.
-    environment = {k: v for k, v in os.environ.items() if k != "IREE_KERNELS_CACHE_DIR"}
-    result = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, env=environment)
-    elapsed = time.perf_counter() - start
-    if result.returncode != 0:
-        raise SystemExit(f"{' '.join(argv)} failed:\n{result.stdout}{result.stderr}")
-    return elapsed, result.stdout
+# A shared build cache would hold codegen entries across the runs measured as cold.
+NO_SHARED_CACHE = {"IREE_KERNELS_CACHE_DIR": None}
+
+
+def checked(run: harness.Run) -> harness.Run:
+    if not run.ok:
+        raise SystemExit(run.failure())
+    return run
 
 
 class Repo:
@@ -72,19 +69,20 @@ class Repo:
 
     def scons(self, jobs: int = 2) -> tuple[float, int]:
         """Seconds, and how many executables were compiled into the cache."""
-        elapsed, out = timed([str(SCONS), f"--site-dir={REPO / 'site_scons'}", "-Q", f"-j{jobs}",
-                              f"IREE_TARGETS={self.target}", f"EXECUTABLE_CACHE={self.target}",
-                              f"build/{self.target}/layers.vmfb"], self.root)
-        return elapsed, len(re.findall(r"^CODEGEN ", out, re.M))
+        build = checked(harness.scons(self.root, f"-j{jobs}", f"IREE_TARGETS={self.target}",
+                                      f"EXECUTABLE_CACHE={self.target}",
+                                      f"build/{self.target}/layers.vmfb", env=NO_SHARED_CACHE))
+        return build.seconds, len(build.ran("CODEGEN"))
 
     def plain(self, *flags: str, **variant) -> float:
         self.model(**variant)
         options = f"build/{self.target}/layers/options.flags"
         if not (self.root / options).exists():
-            timed([str(SCONS), f"--site-dir={REPO / 'site_scons'}", "-Q",
-                   f"IREE_TARGETS={self.target}", options], self.root)
-        elapsed, _ = timed([toolchains.iree_compile(), "models/layers.mlir", f"@{options}",
-                            *flags, "-o", os.devnull], self.root)
+            checked(harness.scons(self.root, f"IREE_TARGETS={self.target}", options,
+                                  env=NO_SHARED_CACHE))
+        elapsed = checked(harness.run([toolchains.iree_compile(), "models/layers.mlir",
+                                       f"@{options}", *flags, "-o", os.devnull], self.root,
+                                      env=NO_SHARED_CACHE)).seconds
         self.model()
         return elapsed
 

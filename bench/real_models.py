@@ -41,18 +41,17 @@ import os
 import re
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-SCONS = BIN / "scons"
 sys.path.insert(0, str(REPO / "models"))
 sys.path.insert(0, str(REPO / "site_scons"))
+sys.path.insert(0, str(REPO / "tests"))
 import generate_layers  # noqa: E402
+import harness  # noqa: E402
 from iree_kernels import toolchains  # noqa: E402
 from iree_kernels.program import Program  # noqa: E402
 
@@ -72,14 +71,10 @@ TIMEOUT = 1800
 
 
 def run(argv, cwd: Path, env: dict | None = None, check: bool = True) -> tuple[float, str, int]:
-    start = time.perf_counter()
-    result = subprocess.run([str(a) for a in argv], cwd=cwd, capture_output=True, text=True,
-                            env={**os.environ, **(env or {})}, timeout=TIMEOUT)
-    elapsed = time.perf_counter() - start
-    if check and result.returncode != 0:
-        raise SystemExit(f"{' '.join(map(str, argv))} failed in {cwd}:\n"
-                         f"{result.stdout[-3000:]}{result.stderr[-3000:]}")
-    return elapsed, result.stdout + result.stderr, result.returncode
+    result = harness.run(argv, cwd, env=env, timeout=TIMEOUT)
+    if check and not result.ok:
+        raise SystemExit(result.failure(tail=3000))
+    return result.seconds, result.output, result.returncode
 
 
 def model_text(name: str, work: Path) -> str:
@@ -133,8 +128,8 @@ class Repo:
     def scons(self, *args: str, shared: dict | None = None, check: bool = True):
         """scons with the build variables; ``shared``: the cache variables, if not self.shared."""
         variables = {**self.shared, **(shared or {})}
-        return run([SCONS, f"--site-dir={REPO / 'site_scons'}", "-Q", f"-j{self.jobs}",
-                    *self.variables, *(f"{k}={v}" for k, v in variables.items()), *args],
+        return run(harness.scons_argv(f"-j{self.jobs}", *self.variables,
+                                      *(f"{k}={v}" for k, v in variables.items()), *args),
                    self.root, {"IREE_KERNELS_CACHE_DIR": ""}, check)
 
     def timed(self, shared: dict | None = None) -> float:

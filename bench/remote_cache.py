@@ -26,15 +26,13 @@ import hashlib
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-SCONS = [Path(sys.executable).parent / "scons", f"--site-dir={REPO / 'site_scons'}", "-Q"]
 sys.path.insert(0, str(REPO / "tests"))
+import harness  # noqa: E402
 from cache_server import CacheServer  # noqa: E402
 
 ROWS = ("cold", "cold+upload", "warm local", "warm remote")
@@ -42,16 +40,11 @@ TIMEOUT = 3600
 
 
 def run(argv, cwd: Path) -> tuple[float, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("IREE_KERNELS_CACHE", "IREE_KERNELS_REMOTE"))}
-    start = time.perf_counter()
-    result = subprocess.run([str(a) for a in argv], cwd=cwd, capture_output=True, text=True,
-                            env=env, timeout=TIMEOUT)
-    elapsed = time.perf_counter() - start
-    if result.returncode != 0:
-        raise SystemExit(f"{' '.join(map(str, argv))} failed in {cwd}:\n"
-                         f"{result.stdout[-3000:]}{result.stderr[-3000:]}")
-    return elapsed, result.stdout + result.stderr
+    env = {k: None for k in os.environ if k.startswith(("IREE_KERNELS_CACHE", "IREE_KERNELS_REMOTE"))}
+    result = harness.run(argv, cwd, env=env, timeout=TIMEOUT)
+    if not result.ok:
+        raise SystemExit(result.failure(tail=3000))
+    return result.seconds, result.output
 
 
 def demo_checkout(root: Path, targets: str) -> list[str]:
@@ -89,8 +82,8 @@ def measure_once(model: str, args, work: Path) -> dict[str, float]:
         return root, variables
 
     def scons(root: Path, variables: list[str], *extra: str) -> float:
-        elapsed, _ = run([*SCONS, f"-j{args.jobs}", *variables, *extra], root)
-        run([*SCONS, "--question", "--debug=explain", *variables, *extra], root)
+        elapsed, _ = run(harness.scons_argv(f"-j{args.jobs}", *variables, *extra), root)
+        run(harness.scons_argv("--question", "--debug=explain", *variables, *extra), root)
         return elapsed
 
     times, reference = {}, None

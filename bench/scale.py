@@ -52,11 +52,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))
+import harness  # noqa: E402
+
 PYCACHE = str(Path(tempfile.gettempdir()) / "scale-pycache")
-SCONS = Path(sys.executable).with_name("scons")
 TARGET = "llvm-cpu"
-STEP_RE = re.compile(r"^([A-Z]+)\s{2,}(\S.*?)(?: on \S+)?$")   # as tests/conftest.py
 COMPILE_STEPS = ("IREE", "FRONTEND", "PTX", "SPIRV")               # steps that run a compiler
+TIMEOUT = 3600                                                     # one scons run, at the largest N
 
 # Runs SCons in this process and writes its own peak RSS (KiB) where
 # $SCALE_RSS_FILE says: children (iree-compile) are not counted.
@@ -261,24 +263,22 @@ def scons(root: Path, site_dir: Path, *args: str) -> Run:
     """One scons run in ``root``: its wall time, the steps it printed, its own peak RSS."""
     with tempfile.NamedTemporaryFile(prefix="rss-") as rss:
         # Bytecode is cached as in a user's builds, but outside the checkout.
-        env = {**os.environ, "SCALE_RSS_FILE": rss.name, "PYTHONPYCACHEPREFIX": PYCACHE}
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-        argv = [sys.executable, "-c", SCONS_WITH_RSS, f"--site-dir={site_dir}", "-Q", *args]
-        start = time.perf_counter()
-        result = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True)
-        wall = time.perf_counter() - start
-        if result.returncode != 0:
+        env = {"SCALE_RSS_FILE": rss.name, "PYTHONPYCACHEPREFIX": PYCACHE,
+               "PYTHONDONTWRITEBYTECODE": None}
+        result = harness.scons(root, *args, site_dir=site_dir, env=env, timeout=TIMEOUT,
+                               program=[sys.executable, "-c", SCONS_WITH_RSS])
+        if not result.ok:
             raise SystemExit(f"scons {' '.join(args)} failed in {root}:\n"
                              f"{result.stdout[-3000:]}{result.stderr[-3000:]}")
         text = Path(rss.name).read_text()
-    steps = [m.groups() for line in result.stdout.splitlines() if (m := STEP_RE.match(line))]
-    return Run(wall, steps, int(text) / 1024 if text else None, result.stdout)
+    return Run(result.seconds, result.steps, int(text) / 1024 if text else None, result.stdout)
 
 
 def timed(argv: list[str], cwd: Path) -> float:
-    start = time.perf_counter()
-    subprocess.run(argv, cwd=cwd, check=True, capture_output=True)
-    return time.perf_counter() - start
+    result = harness.run(argv, cwd, timeout=TIMEOUT)
+    if not result.ok:
+        raise SystemExit(result.failure(tail=3000))
+    return result.seconds
 
 
 def node_count(root: Path, site_dir: Path) -> int:
@@ -367,7 +367,7 @@ def write_floor(repo: Repo) -> None:
 def floor_noop(repo: Repo, repeat: int) -> tuple[float, float | None, float]:
     """No-op times of make, ninja (None if not installed) and plain SCons on the same graph."""
     write_floor(repo)
-    plain_scons = [sys.executable, str(SCONS), "-Q", "--no-site-dir", "-f", "floor.SConstruct"]
+    plain_scons = [sys.executable, str(harness.SCONS), "-Q", "--no-site-dir", "-f", "floor.SConstruct"]
     timed(plain_scons, repo.root)
     scons_s = statistics.median(timed(plain_scons, repo.root) for _ in range(repeat))
     make = ["make", "-f", "floor.mk", "-s"]

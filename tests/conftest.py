@@ -2,42 +2,19 @@
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
-import sys
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-SCONS = Path(sys.executable).with_name("scons")
+from harness import REPO, SCONS, Run, scons
+
 DATA = Path(__file__).parent / "data"
 # A developer's shared or remote cache would serve the steps the tests expect to see run.
 os.environ.pop("IREE_KERNELS_CACHE_DIR", None)
 os.environ.pop("IREE_KERNELS_REMOTE_CACHE_URL", None)
-STEP_RE = re.compile(r"^([A-Z]+)\s{2,}(\S.*?)(?: on \S+)?$")
-
-
-@dataclass
-class Build:
-    returncode: int
-    stdout: str
-    stderr: str
-
-    @property
-    def output(self) -> str:
-        return self.stdout + self.stderr
-
-    @property
-    def steps(self) -> list[tuple[str, str]]:
-        """(kind, target) of every build step SCons ran, from its short progress lines."""
-        return [m.groups() for line in self.stdout.splitlines() if (m := STEP_RE.match(line))]
-
-    def ran(self, kind: str) -> list[str]:
-        return sorted(target for k, target in self.steps if k == kind)
 
 
 class Project:
@@ -62,13 +39,11 @@ class Project:
     def read(self, relative: str) -> str:
         return (self.root / relative).read_text()
 
-    def scons(self, *args: str, expect_ok: bool = True) -> Build:
-        argv = [str(SCONS), f"--site-dir={REPO / 'site_scons'}", "-Q", *args]
-        result = subprocess.run(argv, cwd=self.root, capture_output=True, text=True,
-                                env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
-        build = Build(result.returncode, result.stdout, result.stderr)
-        if expect_ok and result.returncode != 0:
-            raise AssertionError(f"scons {' '.join(args)} failed:\n{build.output}")
+    def scons(self, *args: str, expect_ok: bool = True, env: dict | None = None) -> Run:
+        """scons -Q ``args`` here (harness.scons); a failure raises unless not ``expect_ok``."""
+        build = scons(self.root, *args, env={"PYTHONDONTWRITEBYTECODE": "1", **(env or {})})
+        if expect_ok and not build.ok:
+            raise AssertionError(build.failure())
         return build
 
 

@@ -39,6 +39,9 @@ def entry(kernel, variable: str, top: str) -> dict:
             "file": kernel.sources[0].get_path(), "output": kernel.get_path()}
 
 
+SHORT_COMSTR = "COMPDB   $TARGET"      # shown in VERBOSE builds too: the step runs no command
+
+
 def _write(target, source, env):
     write_atomically(target[0].get_abspath(), source[0].read())
 
@@ -64,7 +67,7 @@ def declare_compile_commands(env, target, modules: list):
                       for kernel, variable in _compiled(env, modules).items()),
                      key=lambda e: (e["file"], e["output"]))
     text = json.dumps(entries, indent=2) + "\n"
-    return env.Command(target, env.Value(text), SCons.Action.Action(_write, "COMPDB   $TARGET"))
+    return env.Command(target, env.Value(text), SCons.Action.Action(_write, SHORT_COMSTR))
 
 
 def generate(env):

@@ -7,6 +7,7 @@ changes, also when it renumbers the others; the manifest's substitutions win.
 """
 from __future__ import annotations
 
+import concurrent.futures
 import os
 import re
 import shutil
@@ -16,7 +17,8 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import REPO, SCONS, Project, case_outputs, run_module
+from conftest import REPO, Project, case_outputs, run_module
+from harness import scons
 from iree_kernels import checks, codegen_cache, runtime, toolchains
 from iree_kernels.manifest import load_project
 
@@ -205,13 +207,11 @@ def test_checkouts_building_at_once_share_one_cache(tmp_path):
     """Two scons runs fill one CODEGEN_CACHE_DIR at the same time; both modules come out whole."""
     shared = tmp_path / "shared-cache"
     checkouts = [make(Project(tmp_path / name)) for name in ("a", "b")]
-    argv = [str(SCONS), f"--site-dir={REPO / 'site_scons'}", "-Q", "-j2",
-            "EXECUTABLE_CACHE=vulkan", f"CODEGEN_CACHE_DIR={shared}"]
-    runs = [subprocess.Popen(argv, cwd=c.root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                             text=True) for c in checkouts]
+    with concurrent.futures.ThreadPoolExecutor(len(checkouts)) as pool:
+        runs = list(pool.map(lambda c: scons(c.root, "-j2", "EXECUTABLE_CACHE=vulkan",
+                                             f"CODEGEN_CACHE_DIR={shared}"), checkouts))
     for run in runs:
-        output, _ = run.communicate()
-        assert run.returncode == 0, output
+        assert run.ok, run.failure()
     assert len(list((shared / "vulkan").glob("*.executable.mlir"))) == 41
     assert not list((shared / "vulkan").glob(".tmp-*"))
     a, b = (cached_binaries(c, "vulkan") for c in checkouts)

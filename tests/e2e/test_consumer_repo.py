@@ -7,7 +7,8 @@ import shutil
 import subprocess
 import sys
 
-from conftest import REPO, SCONS
+from conftest import REPO
+from harness import scons
 from iree_kernels import toolchains
 
 # The README's two-line SConstruct, as a user copies it.
@@ -78,15 +79,15 @@ def test_consumer_repo_builds_and_checks_with_the_installed_package(tmp_path):
     environment = {**os.environ, "PYTHONPATH": str(site)}
     headers = site / "iree_kernels/data/include/iree_kernels"
     assert sorted(p.name for p in headers.iterdir()) == ["grid.cuh", "grid.glsl"]
-    result = subprocess.run([str(SCONS), "-Q", "check", "IREE_TARGETS=llvm-cpu,vulkan"],
-                            cwd=consumer, env=environment, capture_output=True, text=True)
-    assert result.returncode == 0, result.stdout + result.stderr
+    installed = {"PYTHONPATH": str(site)}          # no --site-dir: the tools come from there
+    result = scons(consumer, "check", "IREE_TARGETS=llvm-cpu,vulkan", site_dir=None, env=installed)
+    assert result.ok, result.failure()
     assert "1 case(s) of models/saxpy.expected.toml matched on local-sync" in result.stdout
     assert "of models/elementwise.expected.toml matched on vulkan" in result.stdout
     if toolchains.nvcc():
-        result = subprocess.run([str(SCONS), "-Q", "build/kernels/ew.ptx", "--tree=prune"],
-                                cwd=consumer, env=environment, capture_output=True, text=True)
-        assert result.returncode == 0, result.stdout + result.stderr
+        result = scons(consumer, "build/kernels/ew.ptx", "--tree=prune", site_dir=None,
+                       env=installed)
+        assert result.ok, result.failure()
         assert f"{headers / 'grid.cuh'}" in result.stdout     # a dependency, found installed
     assert str(site) in subprocess.run(
         [sys.executable, "-c", "import iree_kernels; print(iree_kernels.tool_path())"],

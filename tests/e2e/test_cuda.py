@@ -1,6 +1,6 @@
 """CUDA kernels without a GPU: .cu -> .ptx, checked against the executable, compiled into modules.
 
-Running them is tests/gpu/test_cuda.py.
+Running them is tests/gpu/test_cuda_on_gpu.py.
 """
 from __future__ import annotations
 

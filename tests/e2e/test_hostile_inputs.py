@@ -13,7 +13,8 @@ import shutil
 
 import pytest
 
-from conftest import REPO, SCONS
+from conftest import REPO
+from harness import scons
 from iree_kernels import toolchains
 from test_bad_inputs import (BASE, C, EW, FIFO, FOLDER, GLSL, PWNED, SQUARE, Case, Link, line_of,
                              run_bad_input, sub)
@@ -358,23 +359,22 @@ def test_a_checkout_in_a_folder_named_like_code_runs_nothing(tmp_path, monkeypat
             pytest.skip(f"no {variable.lower()}")
         (tools / os.path.basename(program)).symlink_to(program)
         monkeypatch.setenv(variable, str(tools / os.path.basename(program)))
-    argv = [str(SCONS), "-Q", "IREE_TARGETS=llvm-cpu,vulkan", "VERBOSE=1"]
-    import subprocess
+    variables = ["IREE_TARGETS=llvm-cpu,vulkan", "VERBOSE=1"]     # its own site_scons
     # Through the codegen cache too: its ASSEMBLE and CODEGEN lines, short and verbose.
     for args in ([], ["check"], ["release"], ["-c"], ["EXECUTABLE_CACHE=1", "VERBOSE=0"],
                  ["EXECUTABLE_CACHE=1", "-c"], ["EXECUTABLE_CACHE=1"], ["-c"]):
-        result = subprocess.run(argv + args, cwd=checkout, capture_output=True, text=True)
-        assert result.returncode == 0, result.stdout + result.stderr
-        assert "Traceback" not in result.stdout + result.stderr
+        result = scons(checkout, *variables, *args, site_dir=None)
+        assert result.ok, result.failure()
+        assert "Traceback" not in result.output
         if not args:
             assert (checkout / "build/vulkan/ew.vmfb").is_file()
             # A path holding '$' is shown by its name (SCons would cut '$(' out of it).
             assert "iree-compile models/mlp.mlir @build/llvm-cpu/mlp/options.flags" in result.stdout
         if "VERBOSE=0" in args:
-            assert "CODEGEN  build/codegen-cache/llvm-cpu/" in result.stdout
-            assert "ASSEMBLE  build/llvm-cpu/mlp/module/mlp.mlir" in result.stdout
+            assert any(p.startswith("build/codegen-cache/llvm-cpu/") for p in result.ran("CODEGEN"))
+            assert "build/llvm-cpu/mlp/module/mlp.mlir" in result.ran("ASSEMBLE")
     # A shared cache inside such a checkout would put the folder's name in SCons's CacheDir.
-    result = subprocess.run(argv + ["CACHE_DIR=cache"], cwd=checkout, capture_output=True, text=True)
+    result = scons(checkout, *variables, "CACHE_DIR=cache", site_dir=None)
     assert result.returncode == 2
     assert result.stdout.startswith(f"scons: *** CACHE_DIR: the cache's path {checkout}/cache "
                                     "contains '$', which SCons would expand"), result.stdout

@@ -9,11 +9,11 @@ venv's scons, iree-compile and iree-run-module.
 from __future__ import annotations
 
 import os
-import subprocess
 
 import pytest
 
 from conftest import REPO
+from harness import scons
 from iree_kernels import runtime, toolchains
 
 OLDEST = REPO / ".venv/iree-oldest"
@@ -70,12 +70,14 @@ outputs = ["3000xf32=7"]
 
 
 def _scons(root, *arguments):
-    environment = {**os.environ, "PATH": f"{OLDEST / 'bin'}:{os.environ['PATH']}",
-                   "VIRTUAL_ENV": str(OLDEST), "PYTHONDONTWRITEBYTECODE": "1"}
+    """scons of the oldest IREE's venv, its tools found first."""
+    environment = {"PATH": f"{OLDEST / 'bin'}:{os.environ['PATH']}", "VIRTUAL_ENV": str(OLDEST),
+                   "PYTHONDONTWRITEBYTECODE": "1"}
     if toolchains.nvcc():
         environment["NVCC"] = toolchains.nvcc()      # the main venv's wheel
-    return subprocess.run([str(OLDEST / "bin/scons"), f"--site-dir={REPO / 'site_scons'}", "-Q",
-                           *arguments], cwd=root, env=environment, capture_output=True, text=True)
+    # Through its python: the script's #! names where the venv was made, maybe another checkout.
+    return scons(root, *arguments, program=[OLDEST / "bin/python", OLDEST / "bin/scons"],
+                 env=environment)
 
 
 def test_the_oldest_iree_builds_and_checks_a_repo(project):
@@ -91,7 +93,7 @@ def test_the_oldest_iree_builds_and_checks_a_repo(project):
     project.write("kernels/demo.toml", manifest)
 
     build = _scons(project.root, "modules", "check")
-    assert build.returncode == 0, build.stdout + build.stderr
+    assert build.ok, build.failure()
     assert "1 case(s) of models/saxpy.expected.toml matched on local-sync" in build.stdout
     for target in ("llvm-cpu", "vulkan", "cuda", "hip"):
         assert (project.root / f"build/{target}/saxpy.vmfb").is_file()

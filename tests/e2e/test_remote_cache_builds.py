@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from cache_server import NGINX, SKIP_REASON, CacheServer
-from conftest import REPO, SCONS, Project
+from conftest import REPO, Project
+from harness import parse_steps, scons_argv
 
 pytestmark = pytest.mark.skipif(NGINX is None, reason=SKIP_REASON)
 
@@ -143,8 +144,7 @@ def test_a_server_killed_mid_build_leaves_a_correct_build(tmp_path, server):
     reference = checkout(tmp_path / "plain" / "repo")
     reference.scons("EXECUTABLE_CACHE=llvm-cpu")
     reader = checkout(tmp_path / "dev" / "repo")
-    argv = [str(SCONS), f"--site-dir={REPO / 'site_scons'}", "-Q",
-            f"REMOTE_CACHE_URL={server.url}", *FAST]
+    argv = scons_argv(f"REMOTE_CACHE_URL={server.url}", *FAST)
     run = subprocess.Popen(argv, cwd=reader.root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            text=True)
     deadline = time.monotonic() + 120
@@ -160,7 +160,7 @@ def test_a_server_killed_mid_build_leaves_a_correct_build(tmp_path, server):
 
 
 def compilers_run_text(output: str) -> list[str]:
-    return [line for line in output.splitlines() if line.split(" ")[0] in COMPILERS]
+    return [path for step, path in parse_steps(output) if step in COMPILERS]
 
 
 def silent_server() -> tuple[socket.socket, str]:

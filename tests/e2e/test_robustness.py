@@ -11,7 +11,8 @@ import time
 
 import pytest
 
-from conftest import REPO, SCONS, run_module
+from conftest import REPO, run_module
+from harness import scons_argv
 from iree_kernels import toolchains
 
 TARGETS = "IREE_TARGETS=llvm-cpu,vulkan" + (",cuda" if toolchains.nvcc() else "")
@@ -78,9 +79,8 @@ def test_interrupted_builds_end_where_a_clean_build_does(project, clean_build):
         edited.write_bytes(original + b"\n// interrupted edit\n")   # an interrupted rebuild, too
         if attempt % 3 == 2:
             project.scons("-c", TARGETS)
-        process = subprocess.Popen([str(SCONS), f"--site-dir={REPO / 'site_scons'}", "-Q", "-j2",
-                                    TARGETS], cwd=project.root, stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.DEVNULL)
+        process = subprocess.Popen(scons_argv("-j2", TARGETS), cwd=project.root,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(delay)
         process.send_signal(how)
         process.wait(timeout=120)

@@ -1,11 +1,11 @@
 """What the GPU tests share: the CUDA-device condition and the demo models they run."""
 from __future__ import annotations
 
-import subprocess
 
 import pytest
 
 from conftest import REPO, SCONS, reference_module
+from harness import scons
 from iree_kernels import runtime, toolchains
 from iree_kernels.manifest import load_project
 
@@ -35,6 +35,13 @@ REFERENCE = REPO / "build/reference"
 ARCHS = ("sm_80", "sm_89")        # tests/gpu/test_architectures_on_gpu.py: a module each
 
 
+def build_repo(*arguments: str) -> None:
+    """scons ``arguments`` in this checkout, with its own site_scons; a failure raises."""
+    build = scons(REPO, *arguments, site_dir=None)
+    print(build.stdout, end="")
+    assert build.ok, build.failure()
+
+
 def build_cuda_modules(*arguments: str) -> None:
     """Build with scons where iree-compile is installed; a runtime-only GPU machine uses build/.
 
@@ -42,7 +49,7 @@ def build_cuda_modules(*arguments: str) -> None:
     makes of the model itself with the same flag files (its own substitution).
     """
     if toolchains.iree_compile() and SCONS.exists():
-        subprocess.run([str(SCONS), "-Q", "IREE_TARGETS=cuda", *arguments], cwd=REPO, check=True)
+        build_repo("IREE_TARGETS=cuda", *arguments)
         if any(a.startswith("BUILD_DIR=") for a in arguments):
             return
         for model in cuda_models():
@@ -53,8 +60,7 @@ def build_cuda_modules(*arguments: str) -> None:
 def build_verification_plans() -> None:
     """The differential checks' harness modules and plans for cuda and vulkan, where iree-compile is."""
     if toolchains.iree_compile() and SCONS.exists():
-        subprocess.run([str(SCONS), "-Q", "IREE_TARGETS=cuda,vulkan", "verify"], cwd=REPO,
-                       check=True)
+        build_repo("IREE_TARGETS=cuda,vulkan", "verify")
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 
 from conftest import REPO, SCONS, case_outputs
-from cuda_models import IREE_WRONG_ON_NVIDIA_VULKAN, NEEDS_CUDA, RUN_MODULE
+from cuda_models import IREE_WRONG_ON_NVIDIA_VULKAN, NEEDS_CUDA, RUN_MODULE, build_repo
 from iree_kernels import checks, runtime, toolchains
 from iree_kernels.comparison import mismatch
 from iree_kernels.manifest import load_project
@@ -46,8 +46,7 @@ def modules() -> list[tuple[str, str]]:
 def build() -> None:
     if not (toolchains.iree_compile() and SCONS.exists()):
         return
-    subprocess.run([str(SCONS), "-Q", f"IREE_TARGETS={','.join(GPU_TARGETS)}",
-                    f"MANIFESTS={MANIFEST.relative_to(REPO)}"], cwd=REPO, check=True)
+    build_repo(f"IREE_TARGETS={','.join(GPU_TARGETS)}", f"MANIFESTS={MANIFEST.relative_to(REPO)}")
     for model, target in modules():
         out = PLAIN / target / f"{model}.vmfb"
         out.parent.mkdir(parents=True, exist_ok=True)

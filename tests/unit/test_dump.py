@@ -1,7 +1,10 @@
 """The listing 'scons dump' writes: what a kernel replacing each executable must accept."""
 from __future__ import annotations
 
+import pytest
+
 from iree_kernels import dump
+from iree_kernels.errors import UserError
 from iree_kernels.executables import read_executables
 from test_scaffold import DYNAMIC, MAX_POOL
 
@@ -39,3 +42,27 @@ def test_dumped_sources_are_public_and_keep_names_that_need_quoting(tmp_path):
         'hal.executable public @"net-v2$async_dispatch_0" {\n}\n'
     assert (tmp_path / "module_main_dispatch_1.mlir").read_text() == \
         "hal.executable public @main_dispatch_1 {\n}\n"
+
+
+def test_dump_kinds_are_a_comma_list_of_known_kinds():
+    assert dump.parse_kinds(" sources, binaries ,,") == ["sources", "binaries"]
+    assert dump.parse_kinds("") == []
+    with pytest.raises(UserError, match="^DUMP: unknown kind 'binary'; kinds: sources, "
+                                        "configurations, binaries, benchmarks$"):
+        dump.parse_kinds("sources,binary")
+
+
+def test_each_kind_is_dumped_by_the_run_that_writes_it(tmp_path):
+    kinds = ["sources", "configurations", "binaries", "benchmarks"]
+    assert dump.dump_flags(kinds, tmp_path, translation=True) == [
+        f"--iree-hal-dump-executable-configurations-to={tmp_path}/configurations"]
+    assert dump.dump_flags(kinds, tmp_path, translation=False) == [
+        f"--iree-hal-dump-executable-binaries-to={tmp_path}/binaries",
+        f"--iree-hal-dump-executable-benchmarks-to={tmp_path}/benchmarks"]
+    assert dump.dump_flags(["sources"], tmp_path, translation=True) == []
+
+
+def test_count_region_arguments_are_named_as_the_manifest_names_them():
+    assert dump.workload_names("%0 = affine.apply #map()[%arg1, %arg2]\n%arg0") == \
+        "%0 = affine.apply #map()[w0, w1]\n%device"
+    assert dump.workload_names("%arg12") == "w11"

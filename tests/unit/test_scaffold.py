@@ -100,3 +100,51 @@ def test_skeletons_with_offsets_compile_as_generated(tmp_path, language, target,
     argv = [program, *(a.format(source=source, out=tmp_path / "out") for a in argv[1:])]
     result = subprocess.run(argv, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_kernels_path_is_per_target_and_safe_as_a_file_name():
+    assert scaffold.kernel_path("cuda", "mlp", "cuda", "main_dispatch_0") == \
+        "kernels/cuda/mlp_main_dispatch_0.cu"
+    assert scaffold.kernel_path("glsl", "net-v2", "vulkan", "main$async_dispatch_1") == \
+        "kernels/vulkan/net_v2_main_async_dispatch_1.glsl"
+    assert scaffold.kernel_path("mlir", "mlp", "llvm-cpu", "d").endswith("/mlp_d.mlir")
+
+
+def subspan(shape, dynamic_dims=()):
+    from iree_kernels.executables import Subspan
+    return Subspan(1, 0, "writeonly", "f32", shape, dynamic_dims)
+
+
+@pytest.mark.parametrize("language, shape, dynamic, count", [
+    ("cuda", (64, 55, 55), (), "193600u"),
+    ("c", (64, 55, 55), (), "193600"),
+    ("glsl", (None, 23), (((4, 5), 0),), "push_constants.values[4] * 23u"),
+    ("c", (None, 23), (((4, 5), 0),), "c4 * 23"),
+    ("cuda", (None,), (((2,), 0),), "c2"),                    # a 32-bit size, no static factor
+    ("cuda", (None, 8), (((), None),), ""),                    # no push constant holds it
+    ("cuda", (None,), (((1, 2, 3), 0),), ""),                  # not a size of one or two words
+])
+def test_the_output_count_is_an_expression_of_the_kernels_language(language, shape, dynamic, count):
+    assert scaffold.output_count(subspan(shape, dynamic), language) == count
+
+
+def test_no_output_has_no_count():
+    assert scaffold.output_count(None, "cuda") == ""
+
+
+def test_a_language_must_be_known_and_fit_the_target():
+    pool, = read_executables(MAX_POOL).values()
+    with pytest.raises(scaffold.UserError, match="LANGUAGE: unknown language 'rust'; languages: "
+                                                 "cuda, glsl, c, mlir"):
+        scaffold.skeleton("rust", "squeezenet", "vulkan", pool, pool)
+    with pytest.raises(scaffold.UserError, match="LANGUAGE=cuda writes kernels for target 'cuda', "
+                                                 "not 'vulkan'"):
+        scaffold.skeleton("cuda", "squeezenet", "vulkan", pool, pool)
+
+
+def test_an_mlir_skeleton_is_the_dumped_source_with_a_source_entry():
+    pool, = read_executables(MAX_POOL).values()
+    made = scaffold.skeleton("mlir", "squeezenet", "vulkan", pool, pool, dumped_source="// dumped\n")
+    assert made.text == "// dumped\n"
+    assert made.file == scaffold.kernel_path("mlir", "squeezenet", "vulkan", pool.name)
+    assert 'mode = "source"' in made.entry and f'file = "{made.file}"' in made.entry

@@ -1,0 +1,180 @@
+"""Running scons (or any tool) in a project folder, and reading the steps a build printed.
+
+Tests and benches share it: ``scons(root, *args)`` runs a build with a timeout
+and returns a ``Run``; ``Run.steps`` lists the (step, path) of every short
+progress line (``IREE     build/llvm-cpu/mlp.vmfb``), ``Run.ran(step)`` the paths
+of one step. The lines' shapes are read from the tools' ``SHORT_COMSTRS`` /
+``SHORT_COMSTR`` (site_scons/site_tools), so a renamed step changes one place.
+"""
+from __future__ import annotations
+
+import ast
+import collections
+import functools
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SITE_DIR = REPO / "site_scons"
+SCONS = Path(sys.executable).with_name("scons")
+TIMEOUT = 1800              # seconds: the longest e2e build (the ONNX demo) takes a few minutes
+COMSTR_NAMES = ("SHORT_COMSTRS", "SHORT_COMSTR")
+# $TARGET / $SOURCE is the path a line names; any other variable is one word ($IREE_RUN_DEVICE).
+PATH_VARIABLES = ("$TARGET", "$SOURCE")
+
+
+def short_comstrs(tools: Path = SITE_DIR / "site_tools") -> list[str]:
+    """Every short progress line template the tools in ``tools`` declare, read without SCons."""
+    templates = []
+    for tool in sorted(tools.glob("*.py")):
+        for node in ast.parse(tool.read_text(), str(tool)).body:
+            if isinstance(node, ast.Assign) and any(
+                    isinstance(t, ast.Name) and t.id in COMSTR_NAMES for t in node.targets):
+                value = ast.literal_eval(node.value)
+                templates += value.values() if isinstance(value, dict) else [value]
+    return templates
+
+
+def step_pattern(template: str) -> re.Pattern:
+    """The lines ``template`` prints, with groups step (its first word) and path."""
+    step = template.split(None, 1)[0]
+    regex = ""
+    for part in re.split(r"(\$\w+)", template[len(step):]):
+        if part in PATH_VARIABLES and "(?P<path>" not in regex:
+            regex += r"(?P<path>\S.*?)"
+        elif part.startswith("$"):
+            regex += r"\S+"
+        else:
+            regex += re.escape(part)
+    return re.compile(f"^(?P<step>{re.escape(step)}){regex}$")
+
+
+@functools.cache
+def step_patterns() -> tuple[re.Pattern, ...]:
+    return tuple(step_pattern(t) for t in dict.fromkeys(short_comstrs()))
+
+
+@functools.cache
+def step_words() -> frozenset[str]:
+    """Every step word a short progress line may start with."""
+    return frozenset(t.split(None, 1)[0] for t in short_comstrs())
+
+
+class Step(collections.namedtuple("Step", "step path")):
+    """One short progress line: its step word and the path it names."""
+
+
+def parse_steps(text: str) -> list[Step]:
+    """The steps of every short progress line in ``text``, in order."""
+    steps = []
+    for line in text.splitlines():
+        for pattern in step_patterns():
+            if m := pattern.match(line):
+                steps.append(Step(m["step"], m["path"]))
+                break
+    return steps
+
+
+@dataclass
+class Run:
+    argv: list[str]
+    cwd: Path
+    returncode: int
+    stdout: str
+    stderr: str
+    seconds: float
+
+    @property
+    def output(self) -> str:
+        return self.stdout + self.stderr
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+    @property
+    def steps(self) -> list[Step]:
+        """(step, path) of every build step SCons ran, from its short progress lines."""
+        return parse_steps(self.stdout)
+
+    def ran(self, step: str) -> list[str]:
+        """The paths of every ``step`` line, sorted."""
+        if step not in step_words():
+            raise ValueError(f"{step!r} is no step the tools print: {sorted(step_words())}")
+        return sorted(path for s, path in self.steps if s == step)
+
+    def step_counts(self) -> collections.Counter:
+        return collections.Counter(s for s, _ in self.steps)
+
+    def failure(self, tail: int | None = None) -> str:
+        """Its command, folder, status and output (the last ``tail`` characters of each stream)."""
+        start = -tail if tail else 0
+        out, err = self.stdout[start:], self.stderr[start:]
+        return f"{' '.join(self.argv)} failed in {self.cwd} (exit {self.returncode}):\n{out}{err}"
+
+
+class Timeout(AssertionError):
+    """A run killed at its time limit; ``run`` holds what it printed until then."""
+
+    def __init__(self, run: Run, timeout: float) -> None:
+        super().__init__(f"{' '.join(run.argv)} ran past {timeout} s in {run.cwd}; killed:\n"
+                         f"{run.output}")
+        self.run = run
+
+
+def run(argv, cwd: Path, *, env: dict | None = None, timeout: float = TIMEOUT) -> Run:
+    """``argv`` run in ``cwd``, output captured; ``env``: changes to os.environ (None removes).
+
+    Past ``timeout`` seconds the command and everything it started are killed
+    and Timeout raised.
+    """
+    argv = [str(a) for a in argv]
+    environment = dict(os.environ)
+    for name, value in (env or {}).items():
+        if value is None:
+            environment.pop(name, None)
+        else:
+            environment[name] = str(value)
+    start = time.perf_counter()
+    process = subprocess.Popen(argv, cwd=cwd, env=environment, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(process)
+        stdout, stderr = process.communicate()
+        raise Timeout(Run(argv, Path(cwd), -9, stdout, stderr, time.perf_counter() - start),
+                      timeout) from None
+    except BaseException:           # KeyboardInterrupt: its own session would not get it
+        _kill_group(process)
+        raise
+    return Run(argv, Path(cwd), process.returncode, stdout, stderr, time.perf_counter() - start)
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.wait()
+
+
+def scons_argv(*args: str, site_dir: Path | None = SITE_DIR, program=(SCONS,)) -> list[str]:
+    """The command line of a quiet (-Q) scons run; ``site_dir`` None: the project's own."""
+    return [*map(str, program), *([f"--site-dir={site_dir}"] if site_dir else []), "-Q", *args]
+
+
+def scons(root: Path, *args: str, site_dir: Path | None = SITE_DIR, program=(SCONS,),
+          env: dict | None = None, timeout: float = TIMEOUT) -> Run:
+    """scons -Q ``args`` in ``root`` with this repo's site_scons (see run for env, timeout).
+
+    ``program``: the argv that runs SCons (another venv's scons, or python -c ...).
+    """
+    return run(scons_argv(*args, site_dir=site_dir, program=program), root, env=env,
+               timeout=timeout)

@@ -1,0 +1,72 @@
+"""iree_kernels.benchmarks: timings read from iree-benchmark-module's JSON, and the table of them."""
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from iree_kernels import benchmarks
+from iree_kernels.benchmarks import Result
+
+# What iree-benchmark-module --benchmark_format=json prints: repetitions, then aggregates.
+RUNS = {"benchmarks": [
+    {"run_name": "BM_main_dispatch_0/process_time/real_time", "run_type": "iteration",
+     "real_time": 2000.0, "time_unit": "ns"},
+    {"run_name": "BM_main_dispatch_0/process_time/real_time", "run_type": "iteration",
+     "real_time": 4.0, "time_unit": "us"},
+    {"run_name": "BM_main_dispatch_0/process_time/real_time", "run_type": "iteration",
+     "real_time": 0.005, "time_unit": "ms"},
+    {"run_name": "BM_main_dispatch_1/process_time/real_time", "run_type": "iteration",
+     "real_time": 10.0, "time_unit": "us"},
+    {"run_name": "BM_main_dispatch_0/process_time/real_time_mean", "run_type": "aggregate",
+     "real_time": 999.0, "time_unit": "us"},
+]}
+
+
+@pytest.fixture
+def benchmark_module(tmp_path):
+    path = tmp_path / "iree-benchmark-module"
+    path.write_text(f"#!{sys.executable}\nimport sys\n"
+                    f"open({str(tmp_path / 'argv')!r}, 'w').write(' '.join(sys.argv[1:]))\n"
+                    f"print({json.dumps(RUNS)!r})\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_each_functions_median_is_taken_over_its_repetitions_only(tmp_path, benchmark_module):
+    times = benchmarks.times_per_dispatch(benchmark_module, tmp_path / "m.vmfb", "local-task",
+                                          ["--benchmark_repetitions=3"])
+    assert times == {"main_dispatch_0": pytest.approx(4.0), "main_dispatch_1": pytest.approx(10.0)}
+    assert (tmp_path / "argv").read_text() == (
+        f"--module={tmp_path / 'm.vmfb'} --device=local-task --benchmark_format=json "
+        "--benchmark_repetitions=3")
+
+
+def test_one_median_over_every_repetition(tmp_path, benchmark_module):
+    assert benchmarks.time_per_dispatch(benchmark_module, tmp_path / "m.vmfb", "d", []) == \
+        pytest.approx(4.5)                     # 2, 4, 5 and 10 us
+
+
+def test_speedup_needs_both_timings():
+    assert Result("m", "t", "e", "x", "k", plain_us=10.0, substituted_us=4.0).speedup == 2.5
+    assert Result("m", "t", "e", "x", "k", plain_us=10.0).speedup is None
+    assert Result("m", "t", "e", "x", "k", plain_us=0.0, substituted_us=1.0).speedup is None
+
+
+def test_the_table_aligns_columns_and_says_why_a_row_has_no_speedup():
+    rows = [Result("mlp", "llvm-cpu", "main_dispatch_0", "x", "kernels/k.c", 10.0, 4.0),
+            Result("net", "vulkan", "d1", "x", "kernels/k.glsl", 3.0, note="no device")]
+    assert benchmarks.table(rows).splitlines() == [
+        "model  target    executable       kernel          IREE us  kernel us  speedup",
+        "-" * 77,
+        "mlp    llvm-cpu  main_dispatch_0  kernels/k.c     10.00    4.00       2.50x",
+        "net    vulkan    d1               kernels/k.glsl  3.00     -          no device",
+    ]
+
+
+def test_results_survive_json_with_their_speedup_written():
+    results = [Result("mlp", "cuda", "e", "x", "k.cu", 2.0, 1.0, device="cuda", shapes="4x2")]
+    text = benchmarks.to_json(results)
+    assert json.loads(text)[0]["speedup"] == 2.0
+    assert benchmarks.from_json(text) == results

@@ -1,0 +1,79 @@
+"""iree_kernels.files: whole-file writes and copies, and what a path that is no file is called.
+
+Links, FIFOs, size limits and permissions are tested in test_hardening.py and
+test_integrity.py; here, what those leave out.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import stat
+
+import pytest
+
+from iree_kernels import files
+
+
+def test_a_write_makes_the_folder_replaces_the_file_and_leaves_no_temporary(tmp_path):
+    path = tmp_path / "new/folder/out.txt"
+    files.write_atomically(path, "é text")
+    assert path.read_bytes() == "é text".encode("utf-8")
+    files.write_atomically(path, b"\x00bytes")
+    assert path.read_bytes() == b"\x00bytes"
+    assert os.listdir(path.parent) == ["out.txt"]
+
+
+def test_a_failed_write_leaves_the_old_file_whole(tmp_path):
+    path = tmp_path / "out.txt"
+    path.write_text("old")
+    with pytest.raises(TypeError):
+        files.write_atomically(path, 42)            # neither text nor bytes
+    assert path.read_text() == "old" and os.listdir(tmp_path) == ["out.txt"]
+
+
+def test_a_copy_keeps_the_executable_bit_and_says_its_digest_before_it_appears(tmp_path):
+    source = tmp_path / "tool"
+    source.write_bytes(b"#!/bin/sh\n")
+    source.chmod(0o755)
+    destination = tmp_path / "copy/tool"
+    seen = []
+    digest = files.copy_atomically(source, destination,
+                                   before_rename=lambda d: seen.append((d, destination.exists())))
+    assert seen == [(digest, False)] and len(digest) == 64
+    assert destination.read_bytes() == b"#!/bin/sh\n"
+    assert destination.stat().st_mode & stat.S_IXUSR
+
+
+def test_a_copy_stopped_before_its_rename_leaves_nothing(tmp_path):
+    source = tmp_path / "source"
+    source.write_bytes(b"data")
+
+    def refuse(digest):
+        raise RuntimeError("stop")
+    with pytest.raises(RuntimeError):
+        files.copy_atomically(source, tmp_path / "out/copy", before_rename=refuse)
+    assert os.listdir(tmp_path / "out") == []
+
+
+def test_what_a_path_is_named_when_it_is_no_file(tmp_path):
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "file").write_text("x")
+    with socket.socket(socket.AF_UNIX) as s:
+        s.bind(str(tmp_path / "socket"))
+        assert files.not_regular(tmp_path / "socket") == "a socket"
+    assert files.not_regular(tmp_path / "file") is None
+    assert files.not_regular(tmp_path / "none") == "not found"
+    assert files.not_regular(tmp_path) == "a folder"
+    assert files.not_regular(tmp_path / "fifo") == "a FIFO (named pipe)"
+    assert files.not_regular("/dev/null") == "a character device"
+    assert files.not_regular(tmp_path / "file/below") == "Not a directory"
+
+
+def test_a_missing_file_is_file_not_found_and_a_folder_a_value_error(tmp_path):
+    with pytest.raises(FileNotFoundError, match="file not found"):
+        files.read_text(tmp_path / "none")
+    with pytest.raises(ValueError, match="^is a folder, not a regular file$"):
+        files.read_text(tmp_path)
+    (tmp_path / "latin1").write_bytes("é".encode("latin-1"))
+    with pytest.raises(UnicodeDecodeError):
+        files.read_text(tmp_path / "latin1")
