@@ -13,7 +13,7 @@ from iree_kernels.executables import Executable, Export, parse_layout
 from iree_kernels.manifest import Origin, Substitution
 from iree_kernels.selection import Landing
 from iree_kernels.substitution import (UNCHECKED, KernelChecks, Planned, flag_file, options_file,
-                                       plan, record)
+                                       plan_substitutions, record)
 
 LAYOUT = "#hal.pipeline.layout<bindings = [#hal.pipeline.binding<storage_buffer>]>"
 ORIGIN = Origin("kernels/demo.toml", 3, "[[substitutions]] #1", {"executable": 6})
@@ -34,7 +34,7 @@ def sub(executable: str = "main_dispatch_1", mode: str = "object", file: str = "
 
 
 def test_each_mode_has_its_flag():
-    planned = plan([sub(mode="object"), sub("main_dispatch_0", mode="source", file="kernels/k.mlir")],
+    planned = plan_substitutions([sub(mode="object"), sub("main_dispatch_0", mode="source", file="kernels/k.mlir")],
                    EXECUTABLES, {"main_dispatch_1": {"kernel": "build/kernels/k.spv"}},
                    checks=UNCHECKED)
     assert [p.flag for p in planned] == [
@@ -45,7 +45,7 @@ def test_each_mode_has_its_flag():
 
 def test_a_wrapped_kernel_is_substituted_by_its_wrapper():
     wrapped = sub(mode="wrapped", workgroup_count=("ceildiv(w0, 64)",), workgroup_size=(64,))
-    (planned,) = plan([wrapped], EXECUTABLES, {"main_dispatch_1": {
+    (planned,) = plan_substitutions([wrapped], EXECUTABLES, {"main_dispatch_1": {
         "kernel": "build/kernels/k.spv", "wrapper": "build/vulkan/mlp/main_dispatch_1.wrapper.mlir"}},
         checks=UNCHECKED)
     assert planned.flag == ("--iree-hal-substitute-executable-source=main_dispatch_1="
@@ -58,14 +58,14 @@ def test_a_wrapped_kernel_is_substituted_by_its_wrapper():
 def test_a_selector_is_matched_where_it_landed():
     selector = sub("", export="*_generic", fingerprint=FINGERPRINT)
     landed = {selector.key: Landing("main_dispatch_0", "main_dispatch_0_generic", FINGERPRINT)}
-    (planned,) = plan([selector], EXECUTABLES, checks=UNCHECKED, landed=landed)
+    (planned,) = plan_substitutions([selector], EXECUTABLES, checks=UNCHECKED, landed=landed)
     assert planned.executable.name == "main_dispatch_0" and planned.fingerprint == FINGERPRINT
     assert planned.path == "kernels/k.glsl"                       # nothing built: the manifest's
 
 
 def test_an_executable_without_export_cannot_be_replaced():
     with pytest.raises(UserError) as refused:
-        plan([sub()], {"main_dispatch_1": executable("main_dispatch_1", exports=0)}, checks=UNCHECKED)
+        plan_substitutions([sub()], {"main_dispatch_1": executable("main_dispatch_1", exports=0)}, checks=UNCHECKED)
     assert str(refused.value) == ("kernels/demo.toml:6: [[substitutions]] #1: field 'executable': "
                                   "executable 'main_dispatch_1' has no export to replace")
 
@@ -73,11 +73,11 @@ def test_an_executable_without_export_cannot_be_replaced():
 def test_a_model_without_executables_says_none():
     with pytest.raises(UserError, match="has no executable 'main_dispatch_1' for target 'vulkan'; "
                                         "its executables: none"):
-        plan([sub()], {}, checks=UNCHECKED)
+        plan_substitutions([sub()], {}, checks=UNCHECKED)
 
 
 def test_the_record_says_what_replaced_what():
-    (planned,) = plan([sub()], EXECUTABLES, checks=UNCHECKED)
+    (planned,) = plan_substitutions([sub()], EXECUTABLES, checks=UNCHECKED)
     data = json.loads(record("mlp", "vulkan", "models/mlp.mlir", [planned]))
     assert (data["model"], data["target"], data["source"]) == ("mlp", "vulkan", "models/mlp.mlir")
     (entry,) = data["substitutions"]
@@ -103,7 +103,7 @@ def test_a_failed_kernel_check_names_manifest_kernel_and_source_line(tmp_path):
     source = tmp_path / "k.glsl"
     source.write_text("#version 450\nlayout(set = 1, binding = 2) buffer Out { float o[]; };\n")
     with pytest.raises(UserError) as refused:
-        plan([sub(file=str(source))], EXECUTABLES, {"main_dispatch_1": {"kernel": "build/k.spv"}},
+        plan_substitutions([sub(file=str(source))], EXECUTABLES, {"main_dispatch_1": {"kernel": "build/k.spv"}},
              checks=FailingChecks())
     assert str(refused.value) == (
         f"kernels/demo.toml:3: [[substitutions]] #1: kernel {source} (compiled to build/k.spv): "
@@ -112,6 +112,6 @@ def test_a_failed_kernel_check_names_manifest_kernel_and_source_line(tmp_path):
 
 def test_a_kernel_used_as_it_is_gets_no_source_line():
     with pytest.raises(UserError) as refused:
-        plan([sub(file="kernels/k.spv")], EXECUTABLES, checks=FailingChecks())
+        plan_substitutions([sub(file="kernels/k.spv")], EXECUTABLES, checks=FailingChecks())
     assert str(refused.value).endswith("kernel kernels/k.spv: binding 2 is in descriptor set 1, "
                                        "expected set 0")
