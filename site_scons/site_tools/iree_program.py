@@ -59,11 +59,11 @@ import SCons.Script
 import SCons.Util
 
 import iree_kernels
-from iree_kernels import codegen_cache, executables, option_files, selection, toolchains
+from iree_kernels import (codegen_cache, executables, option_files, remote_cache, selection,
+                          toolchains)
 from iree_kernels.errors import UserError
 from iree_kernels.program import Program
 from iree_kernels.scons import fail, reporting_user_errors, shared_cache, write_atomically
-from iree_kernels import scons_remote as remote_glue
 
 OWN_FOLDER = "$BUILD_DIR/codegen-cache"
 DEFAULT_TARGETS: tuple[str, ...] = ("cuda",)     # where the cache is on unless EXECUTABLE_CACHE says
@@ -179,7 +179,7 @@ def _stand_in_cached_executables(target, assembled: Program, options, spec: dict
                               + option_files.codegen_key(options.get_text_contents().splitlines(),
                                                          env.Dir("#").abspath),
                               spec["objects"], shared and Path(shared),
-                              remote_glue.codegen_fetcher(spec["target"]))
+                              remote_cache.configured())
     for damage in plan.damaged:
         if damage not in _warned:     # a read-only entry is met again by every module having it
             _warned.add(damage)
@@ -194,7 +194,6 @@ def _stand_in_cached_executables(target, assembled: Program, options, spec: dict
                                       cores=len(os.sched_getaffinity(0)))
     except codegen_cache.CodegenFailed as failed:
         raise _codegen_failure(failed, plan, assembled, spec["target"], target) from None
-    remote_glue.store_codegen(spec["target"], [entry for entry, _ in plan.misses])
     codegen_cache.assemble(assembled, plan)
     _say(f"codegen cache: {target}: {plan.hits} cached, {len(plan.misses)} compiled, "
          f"{len(plan.executables) - len(plan.entries)} left to the module's compile")
