@@ -101,7 +101,7 @@ class Store:
             raise Refused(str(e)) from None
 
     def read(self, entry: Entry) -> dict[str, bytes]:
-        """Every file of the entry by name, read once and checked; Refused naming the first that is not as recorded."""
+        """Every file of the entry by name, read once and checked; Refused naming one that is not as recorded."""
         recorded = self.recorded(entry)
         found = {}
         for name, path in zip(entry.files, entry.paths):
@@ -115,7 +115,7 @@ class Store:
         return found
 
     def copy(self, entry: Entry, name: str, destination: str | os.PathLike) -> None:
-        """Copy the entry's file ``name`` to ``destination`` whole; Refused, and nothing at ``destination``, unless the copy is as recorded."""
+        """Copy the entry's file ``name`` to ``destination`` whole if the copy is as recorded; else Refused, nothing copied."""
         recorded = self.recorded(entry)[name]
         try:
             staged, digest = stage_copy(entry.folder / name, destination)
@@ -130,10 +130,12 @@ class Store:
         self.touch(entry)
 
     def publish(self, entry: Entry, sources: Mapping[str, Source]) -> bool:
-        """Write the entry (file name -> content, or a file to copy) and its record, then upload it; False where this build only reads.
+        """Write the entry (file name -> content, or a file to copy) and its record, then upload it.
+
+        False, and nothing written, where this build only reads.
 
         OSError (NotRegularFile for a source that is a link) where it cannot be
-        written; nothing of it is then put in place.
+        written; no file of it is then put in place.
         """
         if self.read_only:
             return False
@@ -154,7 +156,7 @@ class Store:
         return True
 
     def fetch(self, entry: Entry, what: str) -> bool:
-        """Copy the entry and its record from the remote cache into the folder, unchecked until read; whether it came."""
+        """Copy the entry and its record from the remote cache into the folder (checked when read); whether it came."""
         if self.remote is None or self.read_only:
             return False
         found = self.remote.fetch(self._remote_key(entry), [*entry.files, entry.record.name], what)

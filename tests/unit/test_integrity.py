@@ -67,7 +67,8 @@ def test_a_malformed_record_is_refused(record):
 
 def test_the_key_is_in_no_record_repr_or_message():
     trust = Trust(KEY)
-    shown = [repr(trust), str(trust), repr(codegen_cache.Entry(".", "k", ".ptx", Store(trust=trust))),
+    entry = codegen_cache.Entry(".", "k", ".ptx", Store(trust=trust))
+    shown = [repr(trust), str(trust), repr(entry),
              trust.record({NAME: DIGEST}).decode()]
     for record in (Trust().record({NAME: DIGEST}), Trust(OTHER_KEY).record({NAME: DIGEST})):
         with pytest.raises(Untrusted) as e:

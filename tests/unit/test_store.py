@@ -157,7 +157,8 @@ def test_a_published_entry_is_uploaded_and_fetched_elsewhere_then_checked(tmp_pa
     assert sorted(remote.results[key]) == [f"{NAME}.sha256", "code.mlir"]
     reader = Store(trust=Trust(KEY), remote=remote, namespace="codegen cuda")
     fetched = entry(tmp_path / "dev", "code.mlir")
-    assert reader.fetch(fetched, "code") and reader.read(fetched) == {"code.mlir": b"hal.executable"}
+    assert reader.fetch(fetched, "code")
+    assert reader.read(fetched) == {"code.mlir": b"hal.executable"}
     assert not Store(remote=remote, namespace="scons").fetch(entry(tmp_path / "x", "code.mlir"), "")
     remote.results[key]["code.mlir"] = b"hal.executable injected"    # the server's content swapped
     swapped = entry(tmp_path / "other", "code.mlir")
