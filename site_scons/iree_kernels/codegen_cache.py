@@ -37,10 +37,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import integrity, spirv, toolchains
+from . import spirv, toolchains
 from .errors import UserError
-from .files import NotRegularFile, is_regular, read_regular, write_atomically
+from .files import is_regular
 from .program import EmbeddedObject, Program, ProgramExecutable
+from .remote_cache import RemoteCache
+from .store import Entry as StoredEntry, Refused, Store
 
 # The binary iree-compile serializes one executable of a target to; "" where
 # the entry keeps the translated code instead.
@@ -103,16 +105,14 @@ def compiled_name(key: str) -> str:
 class Entry:
     """A cache entry's files: ``<key>.source.mlir``, ``<key>.executable.mlir`` and, on GPUs, ``<key>.ptx|.spv``.
 
-    Its digest record (``integrity``) says what a build may take; only regular
-    files are taken, a link is never followed.
+    Those a build takes are a ``store.Entry`` of ``store``, recorded in
+    ``<key>.sha256``; only regular files are taken, a link is never followed.
     """
     folder: Path
     key: str
     binary_suffix: str        # "" on llvm-cpu
-    read_only: bool = False   # in a cache this build only reads
-    # What the digest record is signed and verified with; never shown.
-    trust: integrity.Trust = field(default_factory=integrity.configured, repr=False,
-                                   compare=False)
+    # What this build may do with the folder: sign, verify, only read, fetch, upload.
+    store: Store = field(default_factory=Store, compare=False)
 
     @property
     def source(self) -> Path:
@@ -129,14 +129,18 @@ class Entry:
         return self.folder / f"{self.key}.executable.mlir"
 
     @property
-    def digests(self) -> Path:
-        """The digest record of the files a build takes; written last, so it marks a whole entry."""
-        return self.folder / f"{self.key}.sha256"
-
-    @property
     def used(self) -> tuple[Path, ...]:
         """The files a build takes from the entry."""
         return (self.translated, self.binary) if self.binary_suffix else (self.translated,)
+
+    @property
+    def files(self) -> StoredEntry:
+        return StoredEntry(self.folder, self.key, tuple(p.name for p in self.used))
+
+    @property
+    def digests(self) -> Path:
+        """The digest record of the files a build takes."""
+        return self.files.record
 
     @property
     def refused(self) -> Path:
@@ -145,25 +149,14 @@ class Entry:
 
     def exists(self) -> bool:
         """Whether the digest record and the files it covers are there, as regular files."""
-        return all(is_regular(p) for p in (self.digests, *self.used))
-
-    def stored(self) -> bool:
-        """Whether the entry looks written whole: all its files are there, links included."""
-        return all(os.path.lexists(p) for p in (self.digests, *self.used))
+        return self.files.whole()
 
     def damage(self) -> str | None:
         """Why the entry's files are not what was stored (None: they are)."""
         try:
-            recorded = self.trust.check(read_regular(self.digests), [p.name for p in self.used])
-            for path in self.used:
-                if recorded[path.name] != hashlib.sha256(read_regular(path)).hexdigest():
-                    return f"{path.name} does not have the SHA-256 recorded in {self.digests.name}"
-        except integrity.Untrusted as e:
+            self.store.read(self.files)
+        except Refused as e:
             return str(e)
-        except NotRegularFile as e:
-            return f"{Path(e.filename).name} {e.strerror}"
-        except OSError as e:
-            return f"its files cannot be read ({e.strerror})"
         return None
 
     def contents(self) -> dict[str, bytes]:
@@ -172,35 +165,18 @@ class Entry:
         What a stand-in is made of: a file swapped after ``damage()`` passed it is refused here.
         """
         try:
-            recorded = self.trust.check(read_regular(self.digests), [p.name for p in self.used])
-            found = {p.name: read_regular(p) for p in self.used}
-        except (integrity.Untrusted, OSError) as e:
+            return self.store.read(self.files)
+        except Refused as e:
             raise UserError(f"codegen cache entry {self.digests} changed while this build read "
                             f"it ({e}); build again") from None
-        for name, data in found.items():
-            if recorded[name] != hashlib.sha256(data).hexdigest():
-                raise UserError(f"codegen cache entry {self.digests} changed while this build "
-                                f"read it ({name}); build again")
-        return found
+
+    def publish(self, contents: dict[Path, bytes | Path]) -> None:
+        """Store the files a build takes (path -> content, or a file to copy) with their digest record."""
+        self.store.publish(self.files, {path.name: data for path, data in contents.items()})
 
     def record_digests(self) -> None:
-        """Mark the entry whole: the (signed) SHA-256 of what a build takes, written last."""
-        digests = {p.name: hashlib.sha256(read_regular(p)).hexdigest() for p in self.used}
-        _replace(self.digests, self.trust.record(digests))
-
-    def remove(self) -> None:
-        for path in (self.digests, *self.used):
-            path.unlink(missing_ok=True)
-
-    def mark_used(self) -> None:
-        """Touch the entry's files, so that pruning what is old spares what builds still take."""
-        if self.read_only:
-            return
-        for path in self.used:
-            try:
-                os.utime(path, follow_symlinks=False)
-            except OSError:
-                pass                  # not ours to touch
+        """Store the files a build takes as they are now in the folder."""
+        self.publish({path: path for path in self.used})
 
     def source_text(self, normalized_text: str) -> str:
         return _name_pattern(PLACEHOLDER).sub(compiled_name(self.key), normalized_text)
@@ -221,20 +197,22 @@ class Plan:
 
 def plan(executables: list[ProgramExecutable], target: str, folder: Path,
          compiler_version: str, flags: list[str], substituted=(),
-         shared: Path | None = None, fetch: Callable[[Entry], None] | None = None) -> Plan:
+         shared: Path | None = None, remote: RemoteCache | None = None) -> Plan:
     """Key every executable but those in ``substituted`` and those not cacheable.
 
     An entry is looked up in ``folder``, then in ``shared`` (a cache this build
-    only reads); where neither has it, ``fetch`` may copy it into ``folder``
-    (a remote cache), checked then as any other; misses are compiled into ``folder``.
+    only reads); where neither has it, it is fetched from ``remote`` into
+    ``folder``, checked then as any other; misses are compiled into ``folder``
+    (and uploaded to ``remote``).
     """
+    store = Store(remote=remote, namespace=f"codegen {target}")
     entries, misses, damaged = {}, {}, []
     for executable in executables:
         if executable.name in substituted or not_cacheable(executable):
             continue
         source = normalized(executable)
         key = entry_key(source, compiler_version, flags)
-        entry = _found(key, TARGET_BINARIES[target], folder, shared, damaged, fetch)
+        entry = _found(key, TARGET_BINARIES[target], folder, shared, damaged, store)
         if entry.refused.is_file():
             continue
         entries[executable.name] = entry
@@ -244,27 +222,28 @@ def plan(executables: list[ProgramExecutable], target: str, folder: Path,
 
 
 def _found(key: str, suffix: str, folder: Path, shared: Path | None, damaged: list[str],
-           fetch: Callable[[Entry], None] | None = None) -> Entry:
+           store: Store | None = None) -> Entry:
     """The entry to take for ``key``: whole and unchanged, in ``folder``, else in ``shared``.
 
-    Otherwise the entry in ``folder``, to compile. A damaged entry is reported
-    in ``damaged`` and removed where this build may write.
+    Otherwise the entry in ``folder`` (fetched into it by ``store`` where it
+    can), to compile. A damaged entry is reported in ``damaged`` and removed
+    where this build may write.
     """
-    own = Entry(folder, key, suffix)
-    looked_up = [own] + ([Entry(shared, key, suffix, read_only=True)] if shared else [])
-    if fetch and not any(e.stored() or os.path.lexists(e.refused) for e in looked_up):
-        fetch(own)
+    store = store or Store()
+    own = Entry(folder, key, suffix, store)
+    looked_up = [own] + ([Entry(shared, key, suffix, Store(read_only=True, trust=store.trust))]
+                         if shared else [])
+    if not any(e.files.present() or os.path.lexists(e.refused) for e in looked_up):
+        store.fetch(own.files, f"codegen cache entry {key}")
     for entry in looked_up:
         if is_regular(entry.refused):
             return entry
-        if not entry.stored():
+        if not entry.files.present():
             continue
         problem = entry.damage()
         if not problem:
             return entry
-        action = "kept (read-only cache)" if entry.read_only else "removed"
-        if not entry.read_only:
-            entry.remove()
+        action = entry.store.discard(entry.files)
         damaged.append(f"{entry.digests} is not used: {problem}; entry {action}, compiling it again")
     return own
 
@@ -287,7 +266,6 @@ def stand_in(entry: Entry, executable: ProgramExecutable) -> tuple[str, Embedded
     the whole input of the module's compile and changes whenever a binary does.
     It is named by key, not path: where the cache is does not change the program.
     """
-    entry.mark_used()
     contents = entry.contents()
     translated = contents[entry.translated.name].decode("utf-8")
     renamed = _name_pattern(compiled_name(entry.key)).sub(executable.name, translated)
@@ -388,8 +366,6 @@ _ERROR_AT_RE = re.compile(r"^(?P<file>[^\n:]+):(?P<line>\d+):\d+: error: (?P<mes
 def _compile_batch(compiler: Compiler, batch: list[tuple[Entry, str]],
                    threads: tuple[str, ...] = ()) -> tuple[list[tuple[Entry, str]], str]:
     """Compile ``batch``; the entries IREE failed to translate, with their errors, and its log."""
-    folder = batch[0][0].folder
-    folder.mkdir(parents=True, exist_ok=True)
     failures, log = [], ""
     with tempfile.TemporaryDirectory(prefix="iree-codegen-cache-") as work:
         work = Path(work)
@@ -444,10 +420,9 @@ def _failed_entries(output: str, sources: str, batch: list[tuple[Entry, str]]) -
 
 def _store(entry: Entry, source: str, translated: Program, binaries: list[Path]) -> None:
     name = compiled_name(entry.key)
-    _replace(entry.source, source.encode("utf-8"))
+    entry.store.write_note(entry.source, source.encode("utf-8"))
     if not entry.binary_suffix:
-        _replace(entry.translated, translated.executable_text(name).encode("utf-8"))
-        entry.record_digests()
+        entry.publish({entry.translated: translated.executable_text(name).encode("utf-8")})
         return
     found = [b for b in binaries if b.name.startswith(f"module_{name}_")
              and b.suffix == entry.binary_suffix]
@@ -456,13 +431,7 @@ def _store(entry: Entry, source: str, translated: Program, binaries: list[Path])
                         f"codegen cache entry {entry.key}; expected one")
     stripped = translated.without_code(name)
     if entry.binary_suffix == ".spv" and _SUBGROUP_SIZE_RE.search(stripped):
-        _replace(entry.refused, b"an external Vulkan variant loses the export's subgroup_size\n")
+        entry.store.write_note(entry.refused,
+                               b"an external Vulkan variant loses the export's subgroup_size\n")
         return
-    _replace(entry.binary, found[0].read_bytes())
-    _replace(entry.translated, stripped.encode("utf-8"))
-    entry.record_digests()
-
-
-def _replace(path: Path, content: bytes) -> None:
-    """Write ``content`` whole, with the permissions the umask gives a shared cache's users."""
-    write_atomically(path, content)
+    entry.publish({entry.translated: stripped.encode("utf-8"), entry.binary: found[0]})

@@ -13,7 +13,6 @@ import hashlib
 import os
 import secrets
 import stat
-from typing import Callable
 
 CHUNK = 1 << 20
 
@@ -30,26 +29,38 @@ def write_atomically(path: str | os.PathLike, content: str | bytes, mode: int = 
 
     ``mode`` is the permissions before the umask, as for ``open()``.
     """
-    fd, temporary = _create_beside(path, mode)
-    try:
-        binary = isinstance(content, bytes)
-        with os.fdopen(fd, "wb" if binary else "w", encoding=None if binary else "utf-8") as f:
-            f.write(content)
-        os.replace(temporary, path)
-    except BaseException:
-        _remove_quietly(temporary)
-        raise
+    temporary, _ = stage_content(path, content.encode("utf-8") if isinstance(content, str)
+                                 else content, mode)
+    put_in_place(temporary, path)
 
 
-def copy_atomically(source: str | os.PathLike, destination: str | os.PathLike,
-                    expected: str | None = None,
-                    before_rename: Callable[[str], None] | None = None) -> str:
+def copy_atomically(source: str | os.PathLike, destination: str | os.PathLike) -> str:
     """Copy the regular file ``source`` to ``destination`` whole; its SHA-256.
 
     ``source`` is never followed if it is a link (NotRegularFile). The copy gets
-    the umask's permissions (executable where ``source`` is). With
-    ``expected``, a copy whose SHA-256 differs is not moved in place (ValueError).
-    ``before_rename(sha256)`` runs before the copy appears at ``destination``.
+    the umask's permissions (executable where ``source`` is).
+    """
+    temporary, digest = stage_copy(source, destination)
+    put_in_place(temporary, destination)
+    return digest
+
+
+def stage_content(path: str | os.PathLike, content: bytes, mode: int = 0o666) -> tuple[str, str]:
+    """``content`` written beside ``path`` (not yet in its place): the file written, and its SHA-256."""
+    fd, temporary = _create_beside(path, mode)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(content)
+    except BaseException:
+        remove_quietly(temporary)
+        raise
+    return temporary, hashlib.sha256(content).hexdigest()
+
+
+def stage_copy(source: str | os.PathLike, destination: str | os.PathLike) -> tuple[str, str]:
+    """A copy of the regular file ``source`` beside ``destination`` (not yet in its place): the file written, and its SHA-256.
+
+    A link is never followed (NotRegularFile); the copy is executable where ``source`` is.
     """
     with open_regular(source) as f:
         executable = os.fstat(f.fileno()).st_mode & stat.S_IXUSR
@@ -60,17 +71,19 @@ def copy_atomically(source: str | os.PathLike, destination: str | os.PathLike,
                 while chunk := f.read(CHUNK):
                     digest.update(chunk)
                     out.write(chunk)
-            found = digest.hexdigest()
-            if expected is not None and found != expected:
-                raise ValueError(f"its content has SHA-256 {found[:12]}..., not the recorded "
-                                 f"{expected[:12]}...")
-            if before_rename:
-                before_rename(found)
-            os.replace(temporary, destination)
         except BaseException:
-            _remove_quietly(temporary)
+            remove_quietly(temporary)
             raise
-    return found
+    return temporary, digest.hexdigest()
+
+
+def put_in_place(temporary: str, path: str | os.PathLike) -> None:
+    """Move a staged file to ``path``; it is removed if it cannot be."""
+    try:
+        os.replace(temporary, path)
+    except BaseException:
+        remove_quietly(temporary)
+        raise
 
 
 def open_regular(path: str | os.PathLike):
@@ -117,7 +130,7 @@ def _create_beside(path: str | os.PathLike, mode: int) -> tuple[int, str]:
         return fd, temporary
 
 
-def _remove_quietly(path: str) -> None:
+def remove_quietly(path: str | os.PathLike) -> None:
     try:
         os.remove(path)
     except FileNotFoundError:

@@ -1,8 +1,8 @@
 """Whether a cache entry may be taken: its files' SHA-256 and, with a key, a signature over them.
 
 Both caches (SCons's CacheDir through the tool ``iree_cache``, and
-``codegen_cache``) write beside each entry one digest record,
-``<entry>.sha256``, in one format::
+``codegen_cache``) keep their entries in a ``store.Store``, which writes beside
+each entry one digest record, ``<entry>.sha256``, in one format::
 
     # iree-kernels cache record 1
     <sha256>  <file name>                        (one line per file, as sha256sum writes)
@@ -23,8 +23,8 @@ The key comes from the environment: ``IREE_KERNELS_CACHE_KEY`` holds it,
 or ``IREE_KERNELS_CACHE_KEY_FILE`` names a file holding it. It is never in a
 repr, a message, a cache key or a command line.
 
-Not for: reading the files themselves (``files.read_regular`` never follows a
-link), where entries live or what they are named (the caches). HMAC is
+Not for: reading, writing or checking the files themselves (``store``), where
+entries live or what they are named (the caches). HMAC is
 symmetric: whoever holds the key can sign, so it keeps out writers without
 the key, not a key holder.
 """

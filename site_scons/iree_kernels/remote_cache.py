@@ -7,7 +7,7 @@ named by the SHA-256 of their content, and action results at
 files by path and blob digest. An entry of either cache is one action result
 whose output files are the entry's files and its digest record
 (``integrity``), so a signed entry stays signed on the server and is checked
-by the same code as a local one once it is copied in.
+by the same code as a local one once ``store.Store.fetch`` copied it in.
 
 Every blob is checked on download: a blob whose SHA-256 is not its name is
 not used (one warning naming it) and the entry is a miss. A server that
@@ -22,8 +22,8 @@ are sent in an ``Authorization`` header only: never in the URL (refused
 there), a message, a repr, a cache key or a log. Redirects are not followed,
 so the header never goes to another server.
 
-Not for: deciding whether an entry may be trusted (``integrity``, after the
-files are copied into a local cache), or where local entries live (the caches).
+Not for: deciding whether an entry may be trusted (``store``, after the files
+are copied into a local cache), or where local entries live (the caches).
 """
 from __future__ import annotations
 

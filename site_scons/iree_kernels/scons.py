@@ -43,7 +43,13 @@ def shared_cache(env) -> tuple[str | None, bool]:
     if "$" in path:
         fail(f"CACHE_DIR: the cache's path {path} contains '$', which SCons would expand; "
              "use a folder whose path has none")
-    return path, bool(env["CACHE_READONLY"] or SCons.Script.GetOption("cache_readonly"))
+    return path, only_reads(env)
+
+
+def only_reads(env, variable: str = "CACHE_READONLY") -> bool:
+    """Whether this build only reads a cache: ``variable`` (CACHE_READONLY,
+    REMOTE_CACHE_READONLY) or SCons's --cache-readonly says so."""
+    return bool(env[variable] or SCons.Script.GetOption("cache_readonly"))
 
 
 def program(path: str):

@@ -57,12 +57,12 @@ import SCons.Builder
 import SCons.Script
 import SCons.Util
 
-from iree_kernels import codegen_cache, executables, option_files, selection, settings, toolchains
+from iree_kernels import (codegen_cache, executables, option_files, remote_cache, selection,
+                          settings, toolchains)
 from iree_kernels.errors import UserError
 from iree_kernels.program import Program
 from iree_kernels.scons import (fail, read_spec, reporting_user_errors, shared_cache, spec_value,
                                 write_atomically)
-from iree_kernels import scons_remote as remote_glue
 
 OWN_FOLDER = "$BUILD_DIR/codegen-cache"
 DEFAULT_TARGETS = settings.EXECUTABLE_CACHE_TARGETS
@@ -177,7 +177,7 @@ def _stand_in_cached_executables(target, assembled: Program, options, spec: dict
                               + option_files.codegen_key(options.get_text_contents().splitlines(),
                                                          env.Dir("#").abspath),
                               spec["objects"], shared and Path(shared),
-                              remote_glue.codegen_fetcher(spec["target"]))
+                              remote_cache.configured())
     for damage in plan.damaged:
         if damage not in _warned:     # a read-only entry is met again by every module having it
             _warned.add(damage)
@@ -192,7 +192,6 @@ def _stand_in_cached_executables(target, assembled: Program, options, spec: dict
                                       cores=len(os.sched_getaffinity(0)))
     except codegen_cache.CodegenFailed as failed:
         raise _codegen_failure(failed, plan, assembled, spec["target"], target) from None
-    remote_glue.store_codegen(spec["target"], [entry for entry, _ in plan.misses])
     codegen_cache.assemble(assembled, plan)
     _say(f"codegen cache: {target}: {plan.hits} cached, {len(plan.misses)} compiled, "
          f"{len(plan.executables) - len(plan.entries)} left to the module's compile")

@@ -217,7 +217,7 @@ def test_a_corrupted_cache_entry_is_rebuilt_not_shipped(tmp_path, readonly):
     reader = checkout(tmp_path / "dev" / "repo")
     build = reader.scons(f"CACHE_DIR={cache}", *(["--cache-readonly"] if readonly else []))
     assert build.ran("IREE") == [module]
-    assert f"cache entry {entry} for {module} is not used: its content has SHA-256" \
+    assert f"cache entry {entry} for {module} is not used: it does not have the SHA-256 recorded" \
         in build.output
     assert sha256(reader.root / module) == sha256(writer.root / module)
     if readonly:
