@@ -91,7 +91,7 @@ def reference_module(root: Path, target: str, model: str, source: str, out: Path
 
 
 def case_outputs(run_module: str, module: Path, case, device: str, out: Path, root: Path) -> list:
-    """Every result of one expected-outputs case (iree_kernels.checks.Case), exactly as computed.
+    """Every result of one expected-outputs case (iree_kernels.expected_outputs.Case), exactly as computed.
 
     ``@file`` inputs are relative to ``root``, the repo.
     """

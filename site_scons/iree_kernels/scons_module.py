@@ -16,7 +16,7 @@ import SCons.Action
 import SCons.Errors
 import SCons.Script
 
-from iree_kernels import checks
+from iree_kernels import expected_outputs
 from iree_kernels.errors import UserError
 from iree_kernels.manifest import Model, Substitution
 from iree_kernels.scons import fail
@@ -108,7 +108,7 @@ def skipped(env, name: str, message: str):
 def expected_cases(env, declared: DeclaredModule) -> list:
     """The cases of the model's expected outputs that apply to the module's target."""
     try:
-        return checks.load_cases(declared.model.expected, declared.target.name,
+        return expected_outputs.load_cases(declared.model.expected, declared.target.name,
                                  env.Dir("#").abspath, env["BUILD_DIR"])
     except UserError as e:
         fail(str(e))
@@ -117,4 +117,4 @@ def expected_cases(env, declared: DeclaredModule) -> list:
 def case_files(env, cases) -> list:
     """The files (inputs, outputs) the cases name, as nodes."""
     top = env.Dir("#")          # Dir.File: the path is not substituted
-    return [top.File(path) for path in checks.referenced_files(cases)]
+    return [top.File(path) for path in expected_outputs.referenced_files(cases)]

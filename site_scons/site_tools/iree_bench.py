@@ -26,7 +26,7 @@ import SCons.Action
 import SCons.Builder
 import SCons.Util
 
-from iree_kernels import benchmarks, checks, runtime, settings, toolchains
+from iree_kernels import benchmarks, expected_outputs, runtime, settings, toolchains
 from iree_kernels.program import Program
 from iree_kernels.scons import program, reporting_user_errors, write_atomically
 from iree_kernels.scons_module import DeclaredModule
@@ -43,7 +43,7 @@ def run_microbenchmarks(target, source, env):
     names = [applied.executable for applied in record.substitutions]
     # Dynamic shapes: timed at the input shapes of the model's expected-output cases.
     found = benchmarks.dump_benchmarks_of(env.subst("$IREE_COMPILE"), Path(dump), options, work,
-                                          names, checks.case_shapes(expected,
+                                          names, expected_outputs.case_shapes(expected,
                                                                     env["IREE_RUN_TARGET"]))
     device = env["IREE_RUN_DEVICE"]
     available = runtime.device_driver(device) in runtime.available_drivers(

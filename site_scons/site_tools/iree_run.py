@@ -15,7 +15,7 @@ from __future__ import annotations
 import SCons.Action
 import SCons.Builder
 
-from iree_kernels import checks, runtime, toolchains
+from iree_kernels import expected_outputs, runtime, toolchains
 from iree_kernels.scons import program, reporting_user_errors, write_atomically
 from iree_kernels.scons_module import (DeclaredModule, case_files, expected_cases, skipped,
                                        wanted)
@@ -24,10 +24,10 @@ from iree_kernels.scons_module import (DeclaredModule, case_files, expected_case
 @reporting_user_errors
 def run_checks(target, source, env):
     module, expected = source[0], source[1]
-    cases = checks.load_cases(str(expected), env["IREE_RUN_TARGET"])
+    cases = expected_outputs.load_cases(str(expected), env["IREE_RUN_TARGET"])
     log = []
     for case in cases:
-        log.append(checks.run_case(case, env.subst("$IREE_RUN_MODULE"), str(module),
+        log.append(expected_outputs.run_case(case, env.subst("$IREE_RUN_MODULE"), str(module),
                                    env["IREE_RUN_DEVICE"], str(expected)))
     summary = f"{len(cases)} case(s) of {expected} matched on {env['IREE_RUN_DEVICE']}\n"
     write_atomically(target[0].abspath, "".join(log) + summary)

@@ -27,7 +27,7 @@ from pathlib import Path
 import SCons.Action
 import SCons.Builder
 
-from iree_kernels import benchmarks, checks, runtime, selection, toolchains, verification
+from iree_kernels import benchmarks, expected_outputs, runtime, selection, toolchains, verification
 from iree_kernels.errors import UserError
 from iree_kernels.scons import escape, reporting_user_errors, write_atomically
 from iree_kernels.substitution import read_record
@@ -45,7 +45,7 @@ def write_harnesses(target, source, env):
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=".benchmarks-") as work:
         dumped = benchmarks.dump_benchmarks_of(
             env.subst("$IREE_COMPILE"), Path(program), options, Path(work), names,
-            checks.case_shapes(expected, env["IREE_RUN_TARGET"]))
+            expected_outputs.case_shapes(expected, env["IREE_RUN_TARGET"]))
         made = verification.harnesses(dumped, Path(program).read_text(), str(source[0]), names)
     write_atomically(target[0].abspath, json.dumps(made, sort_keys=True) + "\n")
 

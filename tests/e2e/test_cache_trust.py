@@ -7,7 +7,6 @@ permissions. Both caches: SCons's CacheDir (CACHE_DIR) and the codegen cache.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import stat
 import sys

@@ -19,7 +19,7 @@ import pytest
 
 from conftest import REPO, Project, case_outputs, run_module
 from harness import scons
-from iree_kernels import checks, codegen_cache, runtime, toolchains
+from iree_kernels import expected_outputs, codegen_cache, runtime, toolchains
 from iree_kernels.manifest import load_project
 
 sys.path.insert(0, str(REPO / "models"))
@@ -251,7 +251,7 @@ def test_every_demo_model_computes_what_its_plain_compile_does(project, target, 
     for model in models.models.values():
         if target not in model.targets or not model.expected:
             continue
-        cases = checks.load_cases(str(project.root / model.expected), target)
+        cases = expected_outputs.load_cases(str(project.root / model.expected), target)
         if not cases:
             continue                      # "check" builds only the modules it runs
         cached, plain = (project.root / f"{folder}/{target}/{model.name}.vmfb"

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from conftest import REPO, case_outputs, reference_module
-from iree_kernels import checks, runtime, toolchains
+from iree_kernels import expected_outputs, runtime, toolchains
 from iree_kernels.manifest import load_project
 
 RUN_MODULE = toolchains.iree_tool("iree-run-module")
@@ -46,7 +46,7 @@ def test_every_demo_module_computes_what_iree_compiles_own_substitution_does(
                                      tmp_path / f"reference/{model.name}.vmfb")
         if target == "llvm-cpu" and cache == "off":
             assert built.read_bytes() == reference.read_bytes(), model.name
-        for case in checks.load_cases(str(project.root / model.expected), target):
+        for case in expected_outputs.load_cases(str(project.root / model.expected), target):
             out = tmp_path / f"{model.name}.npy"
             for a, b in zip(case_outputs(RUN_MODULE, reference, case, DEVICES[target], out,
                                          project.root),

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import REPO
 from cuda_models import ARCHS, NEEDS_CUDA, RUN_MODULE, build_cuda_modules, cuda_models
-from iree_kernels import checks
+from iree_kernels import expected_outputs
 
 pytestmark = NEEDS_CUDA
 
@@ -31,8 +31,8 @@ def test_each_architectures_module_matches_expected_outputs(model, arch):
         pytest.fail(f"{module} is not built: run python tests/gpu/cuda_models.py first")
     options = (module.parent / model.name / "options.flags").read_text()
     assert f"--iree-cuda-target={arch}" in options
-    for case in checks.load_cases(str(REPO / model.expected), "cuda"):
-        output = checks.run_case(case, RUN_MODULE, str(module), "cuda", model.expected,
+    for case in expected_outputs.load_cases(str(REPO / model.expected), "cuda"):
+        output = expected_outputs.run_case(case, RUN_MODULE, str(module), "cuda", model.expected,
                                  cwd=str(REPO))
         print(output)
         assert "expected output(s)" in output

@@ -20,7 +20,7 @@ import pytest
 
 from conftest import REPO, case_outputs
 from cuda_models import NEEDS_CUDA, REFERENCE, RUN_MODULE, build_cuda_modules, cuda_models
-from iree_kernels import checks
+from iree_kernels import expected_outputs
 
 PLAIN = REPO / "build/plain"
 pytestmark = NEEDS_CUDA
@@ -41,10 +41,10 @@ def test_built_modules_compute_what_iree_compiles_own_does(model, tmp_path):
             pytest.fail(f"{module} is not built: see this file's docstring")
     assert (REPO / f"build/cuda/{model.name}/module/{model.name}.mlir").is_file(), \
         f"{cached} was not built through the codegen cache"
-    cases = checks.load_cases(str(REPO / model.expected), "cuda")
+    cases = expected_outputs.load_cases(str(REPO / model.expected), "cuda")
     assert cases
     for case in cases:
-        print(checks.run_case(case, RUN_MODULE, str(cached), "cuda", model.expected,
+        print(expected_outputs.run_case(case, RUN_MODULE, str(cached), "cuda", model.expected,
                               cwd=str(REPO)))
         out = tmp_path / f"{model.name}.npy"
         expected = case_outputs(RUN_MODULE, reference, case, "cuda", out, REPO)

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import REPO
 from cuda_models import NEEDS_CUDA, RUN_MODULE, build_cuda_modules, cuda_models
-from iree_kernels import checks
+from iree_kernels import expected_outputs
 
 pytestmark = NEEDS_CUDA
 
@@ -25,10 +25,10 @@ def test_cuda_module_matches_expected_outputs(model):
     module = REPO / "build" / "cuda" / f"{model.name}.vmfb"
     if not module.exists():
         pytest.fail(f"{module} is not built: run scons IREE_TARGETS=cuda first")
-    cases = checks.load_cases(str(REPO / model.expected), "cuda")
+    cases = expected_outputs.load_cases(str(REPO / model.expected), "cuda")
     assert cases
     for case in cases:
-        output = checks.run_case(case, RUN_MODULE, str(module), "cuda", model.expected,
+        output = expected_outputs.run_case(case, RUN_MODULE, str(module), "cuda", model.expected,
                                  cwd=str(REPO))
         print(output)
         assert "expected output(s)" in output

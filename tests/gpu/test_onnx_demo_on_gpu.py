@@ -22,12 +22,11 @@ from __future__ import annotations
 
 import subprocess
 
-import numpy as np
 import pytest
 
 from conftest import REPO, SCONS, case_outputs
 from cuda_models import IREE_WRONG_ON_NVIDIA_VULKAN, NEEDS_CUDA, RUN_MODULE, build_repo
-from iree_kernels import checks, runtime, toolchains
+from iree_kernels import expected_outputs, runtime, toolchains
 from iree_kernels.comparison import mismatch
 from iree_kernels.manifest import load_project
 
@@ -55,8 +54,8 @@ def build() -> None:
                        cwd=REPO, check=True, capture_output=True)
 
 
-def the_case(model: str) -> checks.Case:
-    cases = checks.load_cases(str(REPO / f"models/{model}.expected.toml"))
+def the_case(model: str) -> expected_outputs.Case:
+    cases = expected_outputs.load_cases(str(REPO / f"models/{model}.expected.toml"))
     assert len(cases) == 1
     return cases[0]
 
@@ -97,7 +96,7 @@ def test_the_module_computes_what_iree_plain_module_does_on_the_same_device(mode
 @pytest.mark.parametrize("model,target", PARAMS)
 def test_the_module_matches_the_expected_outputs(model, target):
     case = the_case(model)
-    print(checks.run_case(case, RUN_MODULE, str(module_of(REPO / "build", target, model)), target,
+    print(expected_outputs.run_case(case, RUN_MODULE, str(module_of(REPO / "build", target, model)), target,
                           f"models/{model}.expected.toml", cwd=str(REPO)))
 
 

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from iree_kernels import checks, toolchains
+from iree_kernels import expected_outputs, toolchains
 from iree_kernels.errors import UserError, shown
 from iree_kernels.files import read_text
 from iree_kernels.manifest import load_project
@@ -113,11 +113,11 @@ def test_a_check_over_its_time_limit_names_the_case(tmp_path, monkeypatch):
     run_module.write_text(f"#!{sys.executable}\nimport time\ntime.sleep(30)\n")
     run_module.chmod(0o755)
     monkeypatch.setitem(toolchains.TIMEOUTS, "RUN_TIMEOUT", 0.5)
-    case = checks.Case("main", (), ("1xf32=1",), None, None, None, "[[case]] #1")
+    case = expected_outputs.Case("main", (), ("1xf32=1",), None, None, None, "[[case]] #1")
     with pytest.raises(UserError, match=r"models/m.expected.toml: \[\[case\]\] #1: m.vmfb on "
                                         r"device 'local-sync': iree-run-module did not finish "
                                         r"within 0.5 s .*RUN_TIMEOUT"):
-        checks.run_case(case, str(run_module), "m.vmfb", "local-sync", "models/m.expected.toml")
+        expected_outputs.run_case(case, str(run_module), "m.vmfb", "local-sync", "models/m.expected.toml")
 
 
 @pytest.mark.parametrize("value, refused", [
@@ -134,16 +134,16 @@ def test_expected_data_paths_follow_the_repo_path_rule(tmp_path, value, refused)
     expected.write_text(f'[[case]]\nfunction = "main"\ninputs = ["{value}"]\noutputs = ["1xf32=1"]\n')
     with pytest.raises(UserError, match=f"field 'inputs': '{value[:12]}".replace("$", r"\$")
                        .replace("(", r"\(")) as e:
-        checks.load_cases(str(expected), root=tmp_path)
+        expected_outputs.load_cases(str(expected), root=tmp_path)
     assert refused in str(e.value)
-    assert checks.load_cases(str(expected))         # without a repo: nothing to check against
+    assert expected_outputs.load_cases(str(expected))         # without a repo: nothing to check against
 
 
 def test_expected_targets_must_be_known(tmp_path):
     expected = tmp_path / "m.expected.toml"
     expected.write_text('[[case]]\nfunction = "main"\noutputs = ["1xf32=1"]\ntargets = ["vulkn"]\n')
     with pytest.raises(UserError, match="unknown target 'vulkn' \\(did you mean 'vulkan'\\?\\)"):
-        checks.load_cases(str(expected))
+        expected_outputs.load_cases(str(expected))
 
 
 @pytest.fixture

@@ -1,7 +1,6 @@
 """Cache trust: digest records and their signatures, files that must be files, the umask's permissions."""
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 

@@ -1,6 +1,6 @@
-"""iree_kernels.checks: expected-outputs files read, and cases run against a stand-in iree-run-module.
+"""iree_kernels.expected_outputs: expected-outputs files read, and cases run against a stand-in iree-run-module.
 
-The stand-in writes what its --function names (tests/unit/test_checks.py's
+The stand-in writes what its --function names (tests/unit/test_expected_outputs.py's
 FAKE_RUN_MODULE), so the comparison and every failure are tested without IREE.
 Data paths and the time limit are tested in test_hardening.py.
 """
@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import pytest
 
-from iree_kernels import checks
+from iree_kernels import expected_outputs
 from iree_kernels.errors import UserError
 
 FAKE_RUN_MODULE = f"""#!{sys.executable}
@@ -56,8 +56,8 @@ CASE = '[[case]]\nfunction = "main"\ninputs = ["3xf32=1", "@x.npy"]\noutputs = [
 def test_cases_are_read_with_their_fields(tmp_path):
     path = expected(tmp_path, CASE + '[[case]]\nfunction = "two"\noutputs = ["3xf32=4", "2xi32=0,1"]\n'
                     'targets = ["vulkan"]\natol = 0.5\nulp = 2\n')
-    first, second = checks.load_cases(path)
-    assert first == checks.Case("main", ("3xf32=1", "@x.npy"), ("3xf32=4",), None, None, None,
+    first, second = expected_outputs.load_cases(path)
+    assert first == expected_outputs.Case("main", ("3xf32=1", "@x.npy"), ("3xf32=4",), None, None, None,
                                 "[[case]] #1")
     assert (second.targets, second.atol, second.rtol, second.ulp, second.entry) == \
         (("vulkan",), 0.5, None, 2, "[[case]] #2")
@@ -67,8 +67,8 @@ def test_cases_are_read_with_their_fields(tmp_path):
 def test_a_target_keeps_its_cases_and_those_for_every_target(tmp_path):
     path = expected(tmp_path, CASE + '[[case]]\nfunction = "v"\noutputs = ["1xf32=1"]\n'
                     'targets = ["vulkan"]\n')
-    assert [c.function for c in checks.load_cases(path, "vulkan")] == ["main", "v"]
-    assert [c.function for c in checks.load_cases(path, "llvm-cpu")] == ["main"]
+    assert [c.function for c in expected_outputs.load_cases(path, "vulkan")] == ["main", "v"]
+    assert [c.function for c in expected_outputs.load_cases(path, "llvm-cpu")] == ["main"]
 
 
 @pytest.mark.parametrize("text, message", [
@@ -89,20 +89,20 @@ def test_a_target_keeps_its_cases_and_those_for_every_target(tmp_path):
 ])
 def test_a_malformed_file_says_where(tmp_path, text, message):
     with pytest.raises(UserError) as refused:
-        checks.load_cases(expected(tmp_path, text))
+        expected_outputs.load_cases(expected(tmp_path, text))
     assert message in str(refused.value)
 
 
 def test_an_unreadable_file_is_a_user_error(tmp_path):
     with pytest.raises(UserError, match="cannot read expected outputs"):
-        checks.load_cases(str(tmp_path / "missing.expected.toml"))
+        expected_outputs.load_cases(str(tmp_path / "missing.expected.toml"))
     (tmp_path / "bad.expected.toml").write_bytes(b"\xff\xfe")
     with pytest.raises(UserError, match="bad.expected.toml: not UTF-8 text"):
-        checks.load_cases(str(tmp_path / "bad.expected.toml"))
+        expected_outputs.load_cases(str(tmp_path / "bad.expected.toml"))
 
 
 def test_a_case_runs_as_iree_run_module_arguments():
-    case = checks.Case("f", ("2xf32=1", "@in.npy"), ("2xf32=1", "1xi32=0"), None, None, None, "e")
+    case = expected_outputs.Case("f", ("2xf32=1", "@in.npy"), ("2xf32=1", "1xi32=0"), None, None, None, "e")
     assert case.argv("run", "m.vmfb", "local-task", "out.npy") == [
         "run", "--module=m.vmfb", "--device=local-task", "--function=f", "--input=2xf32=1",
         "--input=@in.npy", "--output=@out.npy", "--output=+out.npy"]
@@ -110,29 +110,29 @@ def test_a_case_runs_as_iree_run_module_arguments():
 
 def test_input_shapes_read_values_and_npy_headers(tmp_path):
     np.save(tmp_path / "x.npy", np.zeros((2, 5), np.float32))
-    case = checks.load_cases(expected(tmp_path, CASE))[0]
-    assert checks.input_shapes(case, tmp_path) == [(3,), (2, 5)]
+    case = expected_outputs.load_cases(expected(tmp_path, CASE))[0]
+    assert expected_outputs.input_shapes(case, tmp_path) == [(3,), (2, 5)]
     with pytest.raises(UserError, match="\\[\\[case\\]\\] #1: input '@x.npy'"):
-        checks.input_shapes(case, tmp_path / "elsewhere")
+        expected_outputs.input_shapes(case, tmp_path / "elsewhere")
 
 
 def test_case_shapes_name_the_case_and_file(tmp_path):
     path = expected(tmp_path, '[[case]]\nfunction = "main"\ninputs = ["4x2xf32=0"]\noutputs = ["1xf32=1"]\n')
-    assert checks.case_shapes(path, "llvm-cpu") == [
+    assert expected_outputs.case_shapes(path, "llvm-cpu") == [
         ("main", [(4, 2)], f"the input shapes of [[case]] #1 in {path}")]
-    assert checks.case_shapes(None, "llvm-cpu") == []
+    assert expected_outputs.case_shapes(None, "llvm-cpu") == []
 
 
 def test_referenced_files_are_the_at_paths_once():
-    cases = [checks.Case("f", ("@b.npy", "1xf32=1"), ("@a.npy",), None, None, None, "e"),
-             checks.Case("g", ("@b.npy",), ("1xf32=1",), None, None, None, "e")]
-    assert checks.referenced_files(cases) == ["a.npy", "b.npy"]
+    cases = [expected_outputs.Case("f", ("@b.npy", "1xf32=1"), ("@a.npy",), None, None, None, "e"),
+             expected_outputs.Case("g", ("@b.npy",), ("1xf32=1",), None, None, None, "e")]
+    assert expected_outputs.referenced_files(cases) == ["a.npy", "b.npy"]
 
 
 def test_a_matching_case_says_what_matched(tmp_path, run_module):
     np.save(tmp_path / "x.npy", np.zeros(3, np.float32))
-    case = checks.load_cases(expected(tmp_path, CASE))[0]
-    said = checks.run_case(case, run_module, "m.vmfb", "local-sync", "m.expected.toml",
+    case = expected_outputs.load_cases(expected(tmp_path, CASE))[0]
+    said = expected_outputs.run_case(case, run_module, "m.vmfb", "local-sync", "m.expected.toml",
                            cwd=str(tmp_path))
     assert said.startswith("m.vmfb: @main gave the 1 expected output(s) (")
     argv = (tmp_path / "argv.txt").read_text().splitlines()
@@ -141,22 +141,22 @@ def test_a_matching_case_says_what_matched(tmp_path, run_module):
 
 
 def test_several_outputs_are_compared_each(tmp_path, run_module):
-    case = checks.Case("two", (), ("3xf32=4", "2xi32=0,1"), None, None, None, "[[case]] #1")
-    assert "gave the 2 expected output(s)" in checks.run_case(
+    case = expected_outputs.Case("two", (), ("3xf32=4", "2xi32=0,1"), None, None, None, "[[case]] #1")
+    assert "gave the 2 expected output(s)" in expected_outputs.run_case(
         case, run_module, "m.vmfb", "local-sync", "e.toml", cwd=str(tmp_path))
-    wrong = checks.Case("two", (), ("3xf32=4", "2xi32=0,2"), None, None, None, "[[case]] #1")
+    wrong = expected_outputs.Case("two", (), ("3xf32=4", "2xi32=0,2"), None, None, None, "[[case]] #1")
     with pytest.raises(UserError, match="e.toml: \\[\\[case\\]\\] #1: m.vmfb on device 'local-sync' "
                                         "does not produce the expected outputs of @two: result 1: "):
-        checks.run_case(wrong, run_module, "m.vmfb", "local-sync", "e.toml", cwd=str(tmp_path))
+        expected_outputs.run_case(wrong, run_module, "m.vmfb", "local-sync", "e.toml", cwd=str(tmp_path))
 
 
 def test_a_tolerance_lets_a_near_result_pass(tmp_path, run_module):
-    exact = checks.Case("near", (), ("3xf32=1,2,3",), None, 0, 0, "[[case]] #1")
+    exact = expected_outputs.Case("near", (), ("3xf32=1,2,3",), None, 0, 0, "[[case]] #1")
     with pytest.raises(UserError, match=r"result 0: element \[2\] is 3.00009\d+, expected 3.0 "
                                         r".*1 of 3 elements differ \(exact\)"):
-        checks.run_case(exact, run_module, "m.vmfb", "d", "e.toml", cwd=str(tmp_path))
-    default = checks.Case("near", (), ("3xf32=1,2,3",), None, None, None, "[[case]] #1")
-    assert checks.run_case(default, run_module, "m.vmfb", "d", "e.toml", cwd=str(tmp_path)) == \
+        expected_outputs.run_case(exact, run_module, "m.vmfb", "d", "e.toml", cwd=str(tmp_path))
+    default = expected_outputs.Case("near", (), ("3xf32=1,2,3",), None, None, None, "[[case]] #1")
+    assert expected_outputs.run_case(default, run_module, "m.vmfb", "d", "e.toml", cwd=str(tmp_path)) == \
         "m.vmfb: @near gave the 1 expected output(s) (the default tolerance)\n"
 
 
@@ -166,33 +166,33 @@ def test_a_tolerance_lets_a_near_result_pass(tmp_path, run_module):
     ("crash", "m.vmfb on device 'd': iree-run-module"),
 ])
 def test_a_failing_or_crashing_run_is_a_user_error(tmp_path, run_module, function, message):
-    case = checks.Case(function, (), ("1xf32=1",), None, None, None, "[[case]] #1")
+    case = expected_outputs.Case(function, (), ("1xf32=1",), None, None, None, "[[case]] #1")
     with pytest.raises(UserError) as failed:
-        checks.run_case(case, run_module, "m.vmfb", "d", "e.toml", cwd=str(tmp_path))
+        expected_outputs.run_case(case, run_module, "m.vmfb", "d", "e.toml", cwd=str(tmp_path))
     assert message in str(failed.value)
     if function == "crash":
         assert "SIGSEGV" in str(failed.value) and "running @crash" in str(failed.value)
 
 
 def test_a_missing_program_is_a_user_error(tmp_path):
-    case = checks.Case("main", (), ("1xf32=1",), None, None, None, "[[case]] #1")
+    case = expected_outputs.Case("main", (), ("1xf32=1",), None, None, None, "[[case]] #1")
     with pytest.raises(UserError, match="e.toml: cannot run .*/nowhere: No such file"):
-        checks.run_case(case, str(tmp_path / "nowhere"), "m.vmfb", "d", "e.toml")
+        expected_outputs.run_case(case, str(tmp_path / "nowhere"), "m.vmfb", "d", "e.toml")
 
 
 def test_an_unreadable_expected_value_names_the_output(tmp_path, run_module):
-    case = checks.Case("main", (), ("3xq9=4",), None, None, None, "[[case]] #1")
+    case = expected_outputs.Case("main", (), ("3xq9=4",), None, None, None, "[[case]] #1")
     with pytest.raises(UserError, match="output 1: '3xq9=4' is not a value this check reads"):
-        checks.run_case(case, run_module, "m.vmfb", "d", "e.toml", cwd=str(tmp_path))
+        expected_outputs.run_case(case, run_module, "m.vmfb", "d", "e.toml", cwd=str(tmp_path))
 
 
 def test_main_reports_matched_and_failed(tmp_path, run_module, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(checks.toolchains, "iree_tool", lambda name: run_module)
+    monkeypatch.setattr(expected_outputs.toolchains, "iree_tool", lambda name: run_module)
     np.save(tmp_path / "x.npy", np.zeros(3, np.float32))
     path = expected(tmp_path, CASE)
-    assert checks.main(["m.vmfb", path, "llvm-cpu", "local-sync"]) == 0
+    assert expected_outputs.main(["m.vmfb", path, "llvm-cpu", "local-sync"]) == 0
     assert capsys.readouterr().out == f"m.vmfb: 1 case(s) of {path} matched on local-sync\n"
     path = expected(tmp_path, CASE.replace('"3xf32=4"', '"3xf32=5"'))
-    assert checks.main(["m.vmfb", path, "llvm-cpu", "local-sync"]) == 1
+    assert expected_outputs.main(["m.vmfb", path, "llvm-cpu", "local-sync"]) == 1
     assert capsys.readouterr().out.startswith(f"FAILED: {path}: [[case]] #1: m.vmfb on device")

@@ -192,7 +192,7 @@ def run_case(case: Case, run_module: str, module: str, device: str,
 
 
 def main(argv: list[str] | None = None) -> int:
-    """python -m iree_kernels.checks MODULE EXPECTED TARGET DEVICE: run one module's cases."""
+    """python -m iree_kernels.expected_outputs MODULE EXPECTED TARGET DEVICE: run one module's cases."""
     import sys
     module, expected, target, device = argv if argv is not None else sys.argv[1:]
     run_module = toolchains.iree_tool("iree-run-module") or "iree-run-module"
