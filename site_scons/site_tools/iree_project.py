@@ -1,12 +1,16 @@
 """SCons tool: declare every module of a repo's kernel manifests.
 
 ``env.IreeKernelProject()`` reads ``kernels/**/*.toml`` and declares, per
-model and target: its options flag file, (when it has substitutions) a dump
-of its executables and its substitution flag file, the module, and a check
-against the model's expected outputs. Aliases: ``modules`` (the default),
-``check``, and ``release``/``verify-release`` (tool iree_release); the file
-``compile_commands.json`` on request. ``scons -h`` lists every target (TARGET_HELP)
-and the command-line variables; ``scons -c`` removes the build folder whole.
+model, target and architecture, one module: its options flag file, IREE's
+front end (``executables.mlir``), where it has substitutions the resolution
+of their selectors, their kernels (``env.Kernel``) and substitution flag file,
+and the module itself. Each is one ``DeclaredModule`` record
+(``iree_kernels.scons_module``), which the other tools build on: the check and
+differential checks, microbenchmarks, hotspots, the dump listing, scaffold,
+``compile_commands.json`` and the release. It returns the records.
+Aliases: ``modules`` (the default), ``check``, and those the tools add.
+``scons -h`` lists every target (TARGET_HELP) and the command-line variables
+(``iree_kernels.settings``); ``scons -c`` removes the build folder whole.
 """
 from __future__ import annotations
 

@@ -147,7 +147,6 @@ def test_scaffold_language_follows_the_target(project):
     assert "scaffold: wrote kernels/llvm-cpu/mlp_main_dispatch_1.c" in build.stdout
 
 
-
 def test_a_dry_run_of_a_clean_checkout_lists_every_step_and_builds_nothing(project):
     # The kernels' dependency scanner once needed the executor SCons releases in a dry run.
     project.copy(REPO / "models/mlp.mlir", "models/mlp.mlir")
