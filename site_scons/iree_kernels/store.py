@@ -84,6 +84,9 @@ class Store:
                                    compare=False)
     remote: remote_cache.RemoteCache | None = field(default=None, compare=False)
     namespace: str = ""          # the cache's entries on the remote: remote_cache.action_key
+    # The folder is this build's own copy of the remote cache: the remote's entries are
+    # fetched into it even where the build only reads (nothing else is written then).
+    mirror: bool = False
 
     def recorded(self, entry: Entry) -> dict[str, str]:
         """The SHA-256 the entry's record gives each of its files; Refused if it cannot be believed."""
@@ -151,13 +154,12 @@ class Store:
         finally:
             for temporary in staged.values():
                 remove_quietly(temporary)
-        if self.remote is not None:
-            self._upload(entry)
+        self.upload(entry)
         return True
 
     def fetch(self, entry: Entry, what: str) -> bool:
         """Copy the entry and its record from the remote cache into the folder (checked when read); whether it came."""
-        if self.remote is None or self.read_only:
+        if self.remote is None or (self.read_only and not self.mirror):
             return False
         found = self.remote.fetch(self._remote_key(entry), [*entry.files, entry.record.name], what)
         if found is None:
@@ -213,7 +215,10 @@ class Store:
         for name in list(staged):
             put_in_place(staged.pop(name), entry.folder / name)
 
-    def _upload(self, entry: Entry) -> None:
+    def upload(self, entry: Entry) -> None:
+        """Send the entry, as it is in the folder, to the remote cache (if any, and writable)."""
+        if self.remote is None or self.read_only:
+            return
         try:
             files = {p.name: read_regular(p) for p in (*entry.paths, entry.record)}
         except OSError:

@@ -94,11 +94,12 @@ _RetrieveSilent = SCons.Action.Action(lambda target, source, env: _retrieve(targ
 class CheckedCacheDir(SCons.CacheDir.CacheDir):
     """SCons's CacheDir whose entries are kept in a ``store.Store``: recorded (signed) when written, checked when taken."""
     readonly = False
+    mirror = False              # the folder is the build's own copy of the remote cache
 
     @property
     def store(self) -> Store:
         return Store(self.is_readonly(), integrity.configured(), remote_cache.configured(),
-                     REMOTE_NAMESPACE)
+                     REMOTE_NAMESPACE, mirror=self.mirror)
 
     def entry(self, node) -> Entry:
         folder, path = self.cachepath(node)
@@ -126,7 +127,8 @@ class CheckedCacheDir(SCons.CacheDir.CacheDir):
         if is_regular(entry.paths[0]):
             try:
                 store.recorded(entry)
-                return None            # stored by another build meanwhile
+                store.upload(entry)    # stored by another build meanwhile
+                return None
             except Refused:
                 pass
         # Otherwise stored anew: an unsigned entry (refused with a key) or a
@@ -175,7 +177,10 @@ def use_cache(env) -> None:
     _configure_trust(env)
     path, readonly = shared_cache(env)
     remote = remote_glue.configure(env)
+    cache_class = ReadOnlyCheckedCacheDir if readonly else CheckedCacheDir
     if remote is not None:
+        if path is None:
+            cache_class = type("RemoteMirror", (cache_class,), {"mirror": True})
         path = remote_glue.mirror(env, path, readonly)
     if path is None:
         return
@@ -185,7 +190,7 @@ def use_cache(env) -> None:
         Store(readonly).create(path)
     except OSError as e:
         fail(f"CACHE_DIR: cannot create {path}: {e.strerror}")
-    env.CacheDir(path, ReadOnlyCheckedCacheDir if readonly else CheckedCacheDir)
+    env.CacheDir(path, cache_class)
 
 
 def _configure_trust(env) -> None:

@@ -126,6 +126,20 @@ def test_a_read_only_client_never_uploads(tmp_path, server):
     assert same_modules(writer, again)
 
 
+@pytest.mark.parametrize("read_only", ["--cache-readonly", "CACHE_READONLY=1"])
+def test_a_read_only_build_still_takes_what_the_remote_cache_has(tmp_path, server, read_only):
+    writer = checkout(tmp_path / "ci" / "repo")
+    build(writer, server.url)
+    uploaded = len(server.requests("PUT"))
+    reader = checkout(tmp_path / "dev" / "repo")
+    result = build(reader, server.url, read_only)
+    assert compilers_run(result) == []
+    for path in MODULES:
+        assert f"Retrieved `{path}' from cache" in result.output
+    assert len(server.requests("PUT")) == uploaded
+    assert same_modules(writer, reader)
+
+
 def test_a_corrupted_blob_on_the_server_is_detected_and_rebuilt(tmp_path, server):
     writer = checkout(tmp_path / "ci" / "repo")
     build(writer, server.url)

@@ -165,3 +165,19 @@ def test_a_published_entry_is_uploaded_and_fetched_elsewhere_then_checked(tmp_pa
     assert reader.fetch(swapped, "code")
     with pytest.raises(Refused, match="does not have the SHA-256 recorded"):
         reader.read(swapped)
+
+
+def test_a_read_only_build_fetches_into_its_own_mirror_only_and_never_uploads(tmp_path):
+    remote = FakeRemote()
+    Store(remote=remote, namespace="scons").publish(entry(tmp_path / "ci"), {NAME: b"module"})
+    uploads = []
+    remote.store = lambda key, files: uploads.append(key)
+    shared = Store(read_only=True, remote=remote, namespace="scons")
+    assert not shared.fetch(entry(tmp_path / "shared"), "m")
+    assert not (tmp_path / "shared").exists()
+    mirror = Store(read_only=True, remote=remote, namespace="scons", mirror=True)
+    fetched = entry(tmp_path / "mirror")
+    assert mirror.fetch(fetched, "m") and mirror.read(fetched) == {NAME: b"module"}
+    mirror.upload(fetched)
+    assert not mirror.publish(entry(tmp_path / "mirror2"), {NAME: b"other"})
+    assert uploads == [] and not (tmp_path / "mirror2").exists()
