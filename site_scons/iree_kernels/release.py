@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import UserError
+from .substitution import read_record
 
 LOCK_FORMAT = 1
 LOCK_MEMBER = "lock.json"
@@ -123,10 +124,10 @@ def _substitution(root: Path, recorded: dict) -> dict:
 def module_lock(root: str | Path, build: ModuleBuild) -> dict:
     """The lock entry of one built module, read from the files the build wrote."""
     root = Path(root)
-    record = json.loads((root / build.record).read_text(encoding="utf-8"))
-    substitutions = [_substitution(root, s) for s in record["substitutions"]]
+    record = read_record((root / build.record).read_text(encoding="utf-8"))
+    substitutions = [_substitution(root, applied.fields) for applied in record.substitutions]
     return {"model": build.model, "target": build.target,
-            "source": _file(root, record["source"]),
+            "source": _file(root, record.source),
             "substitutions": sorted(substitutions, key=lambda s: s["executable"]),
             "flag_files": {"options": _flag_file(root, build.options_flags),
                            "substitutions": _flag_file(root, build.substitution_flags)},

@@ -1,9 +1,10 @@
 """Exact header dependencies of kernel compiles, from the depfiles the compilers write.
 
-A kernel builder (Ptx, Spirv, ElfObject) declares two targets: the compiled
-kernel and ``<kernel>.d``, the depfile its compiler writes with every file
-the compile read (``nvcc/clang -MMD -MF``, ``glslc -MD -MF``,
-``glslangValidator --depfile``). However an include directory is given
+A kernel builder (Ptx, Spirv, ElfObject, and env.Kernel for their sources)
+declares two targets: the compiled kernel and ``<kernel>.d``, the depfile
+its compiler writes with every file the compile read (``nvcc/clang -MMD
+-MF``, ``glslc -MD -MF``, ``glslangValidator --depfile``). However an
+include directory is given
 (``*_CPPPATH``, ``-I`` in ``NVCCFLAGS`` or ``GLSLANGFLAGS``, ``-include``),
 the file is in the depfile, so editing it rebuilds exactly the kernels that
 read it. System headers (``-MMD``) are left out; CUDA's own headers, which nvcc

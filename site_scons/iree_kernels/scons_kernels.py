@@ -73,11 +73,6 @@ def kernel_compiler(env, suffix: str) -> KernelCompiler | None:
     return builder.compilers.get(suffix) if builder is not None else None
 
 
-def kernel_compilers(env) -> dict[str, KernelCompiler]:
-    builder = env["BUILDERS"].get("Kernel")
-    return dict(builder.compilers) if builder is not None else {}
-
-
 class ToolVersion:
     """A program's version, asked only when a signature or the lock record needs it.
 

@@ -1,4 +1,5 @@
-"""SCons glue of the remote cache (``iree_kernels.remote_cache``): its variables, and where SCons's cache mirrors it.
+"""SCons glue of the remote cache (``iree_kernels.remote_cache``): configured from its
+variables (``iree_kernels.settings``), and where SCons's cache mirrors it.
 
 Both caches reach the server through their ``store.Store``: an entry not in
 the local folder is fetched into it, then checked (content, signature)

@@ -18,7 +18,7 @@ Method:
   env.IreeCacheDir()   configures the signing key (both caches), and turns the
                        cache on for ``env`` when CACHE_DIR names a folder
 
-Variables:
+Variables (declared in iree_kernels.settings):
   CACHE_DIR             the cache folder; default $IREE_KERNELS_CACHE_DIR; empty: no cache
   CACHE_READONLY        take entries, never write or remove any (as --cache-readonly does)
   CACHE_REQUIRE_SIGNED  fail unless a signing key is configured (a key always

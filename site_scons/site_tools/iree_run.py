@@ -16,7 +16,7 @@ import SCons.Action
 import SCons.Builder
 
 from iree_kernels import expected_outputs, runtime, toolchains
-from iree_kernels.scons import program, reporting_user_errors, write_atomically
+from iree_kernels.scons import escape, program, reporting_user_errors, write_atomically
 from iree_kernels.scons_module import (DeclaredModule, case_files, expected_cases, skipped,
                                        wanted)
 
@@ -39,18 +39,18 @@ def declare_check(env, declared: DeclaredModule):
     model, target, module = declared.model, declared.target, declared.module
     name = f"check-{declared.where.folder}-{model.name}"
     if model.expected is None:
-        return skipped(env, name, f"check: skipped {module}: {model.source} has no "
-                       "expected outputs")
+        return skipped(env, name, escape(f"check: skipped {module}: {model.source} has no "
+                                         "expected outputs"))
     if not wanted("check"):
         return env.Alias(name, [])
     driver = runtime.device_driver(target.run_device)
     if driver not in runtime.available_drivers(env.subst("$IREE_RUN_MODULE")):
-        return skipped(env, name, f"check: skipped {module}: no '{driver}' device on "
-                       "this machine (iree-run-module --list_devices)")
+        return skipped(env, name, escape(f"check: skipped {module}: no '{driver}' device on "
+                                         "this machine (iree-run-module --list_devices)"))
     cases = expected_cases(env, declared)
     if not cases:
-        return skipped(env, name, f"check: skipped {module}: no case of {model.expected} "
-                       f"applies to target '{target.name}'")
+        return skipped(env, name, escape(f"check: skipped {module}: no case of "
+                                         f"{model.expected} applies to target '{target.name}'"))
     check = env.IreeCheck(module.target_from_source("", ".check"), [module, model.expected],
                           IREE_RUN_DEVICE=target.run_device, IREE_RUN_TARGET=target.name)
     env.Depends(check, case_files(env, cases))

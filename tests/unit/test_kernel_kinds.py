@@ -77,5 +77,4 @@ def test_a_checker_keys_what_it_checks_but_is_not_named_among_the_makers(tmp_pat
     kernel = env.Kernel(str(tmp_path / "k.o"), str(tmp_path / "k.c"))[0]
     checked = env.Command(str(tmp_path / "checked"), kernel, "true")[0]
     env.Depends(checked, tool_version("/opt/toolchain/bin/checker", makes=False))
-    assert tool_version("/opt/toolchain/bin/checker", makes=False) in checked.depends
     assert list(versions_reached(checked)) == ["cc-z"]

@@ -66,8 +66,11 @@ def _write(root, files: dict[str, str]) -> None:
 
 def _built_module(root, glsl="void main() {}\n", spv="SPIRV", vmfb="MODULE") -> release.ModuleBuild:
     record = {"model": "mlp", "target": "vulkan", "source": "models/mlp.mlir",
-              "substitutions": [{"executable": "main_dispatch_1", "mode": "object",
-                                 "file": "kernels/k.glsl", "path": "build/vulkan/mlp/k.spv"}]}
+              "substitutions": [{"model": "mlp", "target": "vulkan",
+                                 "executable": "main_dispatch_1", "export": "main_dispatch_1_x",
+                                 "mode": "object", "file": "kernels/k.glsl",
+                                 "path": "build/vulkan/mlp/k.spv", "flag": "--iree-hal-"
+                                 "substitute-executable-object=main_dispatch_1=k.spv"}]}
     _write(root, {"models/mlp.mlir": "module {}\n", "kernels/k.glsl": glsl,
                   "build/vulkan/mlp/k.spv": spv, "build/vulkan/mlp.vmfb": vmfb,
                   "build/vulkan/mlp/substitutions.json": json.dumps(record),
@@ -181,9 +184,12 @@ def test_the_objects_an_mlir_kernel_links_are_locked_too(tmp_path):
               'target(<"llvm-cpu", "embedded-elf-x86_64">) objects([#hal.executable.object<{path '
               '= "kernels/saxpy.o"}>]) {\n  }\n}\n')
     record = {"model": "m", "target": "llvm-cpu", "source": "models/m.mlir",
-              "substitutions": [{"executable": "main_dispatch_0", "mode": "source",
-                                 "file": "kernels/k.mlir", "path": "kernels/k.mlir",
-                                 "objects": object_paths(kernel)}]}
+              "substitutions": [{"model": "m", "target": "llvm-cpu",
+                                 "executable": "main_dispatch_0", "export": "main_dispatch_0_x",
+                                 "mode": "source", "file": "kernels/k.mlir",
+                                 "path": "kernels/k.mlir", "objects": object_paths(kernel),
+                                 "flag": "--iree-hal-substitute-executable-source="
+                                         "main_dispatch_0=kernels/k.mlir"}]}
     _write(tmp_path, {"models/m.mlir": "module {}\n", "kernels/k.mlir": kernel,
                       "kernels/saxpy.o": "ELF", "build/m.vmfb": "MODULE",
                       "build/m/substitutions.json": json.dumps(record),

@@ -67,11 +67,23 @@ def test_an_environment_default_wins_where_set():
     assert Setting("X", "x", "d").default_value({"X": "ignored"}) == "d"
 
 
-def test_defaults_shared_with_the_tools_are_the_table_s():
+@pytest.mark.parametrize("tool, variables", [
+    ("ptx", ("CUDA_ARCH", "CUDA_COMPILER")),
+    ("glsl", ("GLSL_COMPILER",)),
+    ("hsaco", ("HIP_ARCH",)),
+    ("iree_bench", ("IREE_BENCHMARKFLAGS",)),
+    ("iree_hotspots", ("IREE_HOTSPOTFLAGS",)),
+])
+def test_each_tool_alone_defaults_its_variables_as_the_table_does(tool, variables):
+    import SCons.Environment
+    import iree_kernels
+    env = SCons.Environment.Environment(tools=[tool], toolpath=[iree_kernels.tool_path()])
+    for name in variables:
+        assert env.subst(f"${name}") == settings.default(name), name
+
+
+def test_the_kernel_checks_default_to_the_table_s_values():
     from iree_kernels.substitution import KernelChecks
-    from iree_kernels.targets import TARGETS
     checks = KernelChecks()
-    assert checks.ptx_isa_version == settings.default("PTX_ISA_VERSION") == "9.0"
-    assert checks.cuda_arch == settings.default("CUDA_ARCH") == TARGETS["cuda"].default_arch
-    assert checks.hip_arch == settings.default("HIP_ARCH") == TARGETS["hip"].default_arch
-    assert settings.default("IREE_BENCHMARKFLAGS") == "--benchmark_repetitions=5 --batch_size=100"
+    assert (checks.ptx_isa_version, checks.cuda_arch, checks.hip_arch) == \
+        tuple(settings.default(n) for n in ("PTX_ISA_VERSION", "CUDA_ARCH", "HIP_ARCH"))
