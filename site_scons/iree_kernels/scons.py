@@ -23,7 +23,7 @@ import SCons.Scanner
 import SCons.Subst
 
 import iree_kernels
-from iree_kernels import toolchains
+from iree_kernels import settings, toolchains
 from iree_kernels.errors import UserError
 from iree_kernels.files import not_regular, write_atomically  # noqa: F401 (the tools' writer)
 
@@ -329,21 +329,13 @@ def pspawn_without_shell(sh, escape, cmd, args, env, stdout, stderr):
         return 127
 
 
-# Command-line variables whose values are paths: refused with a '$' (SCons would
-# expand it wherever the path reaches env.File, env.Dir or a command line).
-PATH_VARIABLES = ("BUILD_DIR", "MANIFESTS", "SCAFFOLD_MANIFEST", "CACHE_DIR",
-                  "CODEGEN_CACHE_DIR", "ARCHIVE")
-# Free text that may hold '$' (an ONNX executable name, a benchmark filter): escaped.
-TEXT_VARIABLES = ("SCAFFOLD", "IREE_BENCHMARKFLAGS")
-
-
 def safe_arguments(variables, arguments: dict) -> dict:
     """The command line's ``NAME=value`` pairs as SCons may substitute them.
 
     SCons substitutes variables' values (converters, validators, ``scons -h``)
     and evaluates ``${...}`` in them as Python. Control characters are refused
-    everywhere; '$' is refused in every value but the free text of
-    TEXT_VARIABLES, where it is escaped (``$$``). Defaults are checked too: one
+    everywhere; '$' is refused in every value but free text, where it is
+    escaped (``$$``): ``settings.Setting.dollar``. Defaults are checked too: one
     comes from the environment (IREE_KERNELS_CACHE_DIR).
     """
     safe = {}
@@ -357,8 +349,9 @@ def safe_arguments(variables, arguments: dict) -> dict:
         bad = next((c for c in value if unicodedata.category(c) == "Cc"), None)
         if bad:
             fail(f"{where}: contains the control character {bad!r}")
-        if "$" in value and option.key not in TEXT_VARIABLES:
-            kind = "a path" if option.key in PATH_VARIABLES else "a value"
+        dollar = settings.BY_NAME[option.key].dollar
+        if "$" in value and dollar != "escaped":
+            kind = "a path" if dollar == "refused in a path" else "a value"
             fail(f"{where}: '$' is not allowed in {kind} here (SCons would expand it)")
         if given:
             safe[option.key] = escape(value)

@@ -24,6 +24,7 @@ ON_A_TERMINAL = "on a terminal"     # a boolean's default: yes where the output 
 EXECUTABLE_CACHE_TARGETS: tuple[str, ...] = ("cuda",)
 _CODEGEN_FOLDER = "$BUILD_DIR/codegen-cache"
 _PTX_ISA = "9.0"                    # what the driver of CUDA 13.0 (580) loads
+_PATH, _ESCAPED = "refused in a path", "escaped"
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,9 @@ class Setting:
     kind: str = "text"                   # text, bool (yes/no) or enum (one of ``allowed``)
     allowed: tuple[str, ...] = ()
     environment: str = ""                # an environment variable that, where set, is the default
+    # What a '$' in the value gets (SCons evaluates ``${...}`` in variables' values): a path
+    # or any other value refuses it; free text (an executable name, a filter) has it escaped.
+    dollar: str = "refused"              # refused, refused in a path, escaped
 
     def default_value(self, environ: Mapping[str, str] = os.environ,
                       terminal: bool | None = None) -> str:
@@ -53,9 +57,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("IREE_TARGETS", "comma-separated targets to build, of those each model lists ("
             + ", ".join(TARGETS) + ")",
             ",".join(TARGETS)),
-    Setting("BUILD_DIR", "where everything built goes", "build"),
+    Setting("BUILD_DIR", "where everything built goes", "build", dollar=_PATH),
     Setting("MANIFESTS", "glob of kernel manifests, relative to the repository root",
-            "kernels/**/*.toml"),
+            "kernels/**/*.toml", dollar=_PATH),
     Setting("VERBOSE", "print full command lines", "no", "bool"),
     Setting("PROGRESS", "show a spinner while SCons looks at nodes "
             "(default: when the output is a terminal)", ON_A_TERMINAL, "bool"),
@@ -74,16 +78,16 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("DUMP", "what 'scons dump' writes: any of sources, configurations, binaries, "
             "benchmarks", "sources"),
     Setting("IREE_BENCHMARKFLAGS", "iree-benchmark-module flags of 'scons bench'",
-            "--benchmark_repetitions=5 --batch_size=100"),
+            "--benchmark_repetitions=5 --batch_size=100", dollar=_ESCAPED),
     Setting("IREE_HOTSPOTFLAGS", "iree-benchmark-module flags of 'scons hotspots'",
             "--benchmark_repetitions=1 --benchmark_min_time=0.02s --batch_size=4"),
     Setting("SCAFFOLD", "for 'scons scaffold': MODEL/TARGET/EXECUTABLE to write a kernel "
-            "skeleton for"),
+            "skeleton for", dollar=_ESCAPED),
     Setting("LANGUAGE", "for 'scons scaffold': the skeleton's language: "
             f"{', '.join(LANGUAGES)}; empty: the target's own ("
             + ", ".join(f"{lang} for {t}" for t, lang in TARGET_LANGUAGES.items()) + ")"),
     Setting("SCAFFOLD_MANIFEST", "for 'scons scaffold': the manifest its entry is appended to",
-            "kernels/scaffolded.toml"),
+            "kernels/scaffolded.toml", dollar=_PATH),
     Setting("IREE_COMPILE_TIMEOUT", **_seconds("an iree-compile run may take", "3600")),
     Setting("KERNEL_COMPILE_TIMEOUT", **_seconds(
         "a kernel compiler or checker (nvcc, clang, glslang, ptxas, spirv-val) may take", "600")),
@@ -94,7 +98,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("LOCK_WAIT", **_seconds("to wait for another scons building in this checkout", "10",
                                     limit=False)),
     Setting("CACHE_DIR", "build cache folder shared between checkouts (environment: "
-            "IREE_KERNELS_CACHE_DIR); empty: no cache", environment="IREE_KERNELS_CACHE_DIR"),
+            "IREE_KERNELS_CACHE_DIR); empty: no cache", environment="IREE_KERNELS_CACHE_DIR",
+            dollar=_PATH),
     Setting("CACHE_READONLY", "take files from the cache but never write to it", "no", "bool"),
     Setting("CACHE_REQUIRE_SIGNED", "fail unless the cache signing key is configured "
             f"({KEY_FILE_VARIABLE} or {KEY_VARIABLE}); with a key, entries not signed with it "
@@ -107,13 +112,15 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("REMOTE_CACHE_TIMEOUT", "seconds a remote cache request may wait for the server",
             "10"),
     Setting("REMOTE_CACHE_RETRIES", "more attempts after a remote cache request failed", "2"),
-    Setting("ARCHIVE", "release archive that verify-release checks this checkout against"),
+    Setting("ARCHIVE", "release archive that verify-release checks this checkout against",
+            dollar=_PATH),
     Setting("EXECUTABLE_CACHE", "targets whose executables go through the per-executable "
             "codegen cache: comma-separated (cuda, vulkan, llvm-cpu), 1 for all, 0 for none; "
             "default: " + (", ".join(EXECUTABLE_CACHE_TARGETS) or "none"), "default"),
     Setting("CODEGEN_CACHE_DIR", "folder of the per-executable codegen cache; may be shared by "
             "checkouts; default: CACHE_DIR's codegen/ where CACHE_DIR is set (read only with "
-            f"CACHE_READONLY, compiling into {_CODEGEN_FOLDER}), else {_CODEGEN_FOLDER}"),
+            f"CACHE_READONLY, compiling into {_CODEGEN_FOLDER}), else {_CODEGEN_FOLDER}",
+            dollar=_PATH),
 )
 BY_NAME = {setting.name: setting for setting in SETTINGS}
 
