@@ -133,8 +133,12 @@ def hip_clang() -> str | None:
     return next(filter(None, map(shutil.which, HIP_CLANGS)), None)
 
 
+@lru_cache(maxsize=None)
 def checker(name: str) -> str | None:
-    """The path of a kernel checker (targets.KernelKind.checker: ptxas, spirv-val), or None."""
+    """The path of a kernel checker (targets.KernelKind.checker: ptxas, spirv-val), or None.
+
+    Asked for every module and substitution while SConscripts are read: looked up once.
+    """
     return ptxas() if name == "ptxas" else on_path(name)
 
 
