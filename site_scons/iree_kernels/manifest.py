@@ -63,6 +63,7 @@ class Model:
     expected: str | None
     origin: Origin
     opset: int | None = None          # .onnx sources: the opset they are imported at
+    expected_file: str = ""           # where its expected outputs are, or would be by default
 
     @property
     def imported(self) -> bool:
@@ -240,8 +241,8 @@ def _model(project: Project, name: str, entry, origin: Origin, text: str) -> Mod
                 raise _field_error(origin, text, "options", f"options.{t}: flag "
                                    f"'{shown(flag)}' contains the control character {bad!r}")
     expected = _path_field(project, entry, "expected", origin, text, suffixes=(".toml",))
+    default = Path(source).with_suffix(".expected.toml").as_posix()
     if expected is None:
-        default = Path(source).with_suffix(".expected.toml").as_posix()
         if os.path.lexists(project.root / default):
             try:
                 expected = repo_path(project.root, default, project.build_dir)
@@ -251,7 +252,8 @@ def _model(project: Project, name: str, entry, origin: Origin, text: str) -> Mod
     origin = Origin(origin.file, origin.line, origin.entry,
                     {key: line for key, line in lines.items() if line is not None})
     return Model(name, source, tuple(targets),
-                 {t: tuple(f) for t, f in options.items()}, expected, origin, opset)
+                 {t: tuple(f) for t, f in options.items()}, expected, origin, opset,
+                 expected or default)
 
 
 def _opset(entry: dict, source: str, origin: Origin, text: str) -> int | None:

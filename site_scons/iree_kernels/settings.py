@@ -86,6 +86,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("LANGUAGE", "for 'scons scaffold': the skeleton's language: "
             f"{', '.join(LANGUAGES)}; empty: the target's own ("
             + ", ".join(f"{lang} for {t}" for t, lang in TARGET_LANGUAGES.items()) + ")"),
+    Setting("EXPECTED", "for 'scons expected': comma-separated models to write expected "
+            "outputs for; empty: every model that has none"),
     Setting("SCAFFOLD_MANIFEST", "for 'scons scaffold': the manifest its entry is appended to",
             "kernels/scaffolded.toml", dollar=_PATH),
     Setting("IREE_COMPILE_TIMEOUT", **_seconds("an iree-compile run may take", "3600")),

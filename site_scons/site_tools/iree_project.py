@@ -73,6 +73,8 @@ TARGET_HELP = {
     "bench": "the microbenchmarks, then one table: kernel against IREE's own executable",
     "hotspots": "where each model's time goes, executable by executable",
     "scaffold": "a kernel skeleton and its manifest entry (SCAFFOLD, LANGUAGE)",
+    "expected": "expected outputs from IREE's plain llvm-cpu compile, for each model without "
+                "any (or those EXPECTED names)",
     "release": "every module in one archive, with what built it",
     "verify-release": "this checkout rebuilt and compared with a release archive (ARCHIVE)",
     "compile_commands.json": "clangd's compilation database of the .cu and .c kernels",
@@ -228,6 +230,8 @@ def _declare_project(env, manifests=None):
     if env["SCAFFOLD"] and not env.Alias("scaffold")[0].sources:
         fail(f"SCAFFOLD={env['SCAFFOLD']}: expected MODEL/TARGET/EXECUTABLE of a declared "
               f"model and target; models: {', '.join(sorted(project.models))}")
+    if wanted("expected"):
+        _check_expected(env, project, modules)
     env.IreeBench(build.Dir("bench").File("microbenchmarks.txt"))
     if wanted("compile_commands"):
         env.IreeCompileCommands(env.File("#compile_commands.json"), modules)
@@ -236,6 +240,29 @@ def _declare_project(env, manifests=None):
     if SCons.Script.GetOption("clean"):
         _declare_clean(env, build, root)
     return modules
+
+
+def _expected_models(env, models) -> list[str]:
+    """The models 'scons expected' writes for: those EXPECTED names, or every one without any."""
+    named = [m.strip() for m in env["EXPECTED"].split(",") if m.strip()]
+    return [m.name for m in models if (m.name in named if named else m.expected is None)]
+
+
+def _check_expected(env, project, modules) -> None:
+    """EXPECTED names declared models, each with an llvm-cpu module to be the reference."""
+    named = [m.strip() for m in env["EXPECTED"].split(",") if m.strip()]
+    for name in named:
+        if name not in project.models:
+            fail(f"EXPECTED={env['EXPECTED']}: no model '{name}'{closest(name, project.models)}; "
+                 f"models: {', '.join(sorted(project.models))}")
+    references = {m.model.name for m in modules if m.target.name == "llvm-cpu"}
+    for name in _expected_models(env, project.models.values()):
+        if name not in references:
+            fail(f"scons expected: model '{name}' has no llvm-cpu module to be the reference "
+                 "(add llvm-cpu to its targets, and to IREE_TARGETS)")
+    if not env.Alias("expected")[0].sources:
+        fail("scons expected: every model has expected outputs; name one in EXPECTED=... to "
+             "write it again (after moving its file away)")
 
 
 def _declare_clean(env, build, root: Path) -> None:
@@ -338,6 +365,9 @@ def _declare_uses(env, declared: DeclaredModule, scaffolds: bool) -> list:
         env.IreeMicrobenchmarks(declared)
     if wanted("hotspots"):
         env.IreeHotspots(declared)
+    if scaffolds and declared.target.name == "llvm-cpu" and wanted("expected") and \
+            declared.model.name in _expected_models(env, [declared.model]):
+        env.IreeExpectedOutputs(declared)
     checks = [env.IreeModuleCheck(declared)]
     if declared.substitutions and wanted("verify", "check"):
         checks += env.IreeVerification(declared)
@@ -484,7 +514,8 @@ def generate(env):
     kernel_tools = dict.fromkeys(kind.tool for kind in KERNEL_KINDS.values() if kind.tool)
     for tool in ("iree_compile", "iree_substitutions", "iree_run", *kernel_tools, "iree_dump",
                  "iree_bench", "iree_hotspots", "iree_scaffold", "iree_compile_commands",
-                 "iree_cache", "iree_release", "iree_program", "onnx_import", "iree_verify"):
+                 "iree_cache", "iree_release", "iree_program", "onnx_import", "iree_verify",
+                 "iree_expected"):
         env.Tool(tool)
     env.AddMethod(declare_project, "IreeKernelProject")
 
