@@ -112,7 +112,7 @@ def harness(benchmark: str, origin: str, sites: dict | None = None) -> tuple[str
                       body, count=1, flags=re.M)
         body = body.replace("util.return\n", f"util.return {_INPUT} : !hal.buffer_view\n")
         pieces.append(benchmark[last:found.start()])
-        per_site = _distinct([s for s in (sites or {}).get(name, []) if s.static])
+        per_site = _distinct((sites or {}).get(name, []))
         if len(per_site) < 2:
             cases.append(Case(name, bindings, own))
             pieces.append(_function(name, found.group("attrs"), body))
@@ -138,10 +138,10 @@ def _renamed(name: str, suffix: str) -> str:
 
 
 def _distinct(sites: list) -> list:
-    """(site, how many sites the executable has) for each site passing different values."""
+    """(site, how many sites there are) for each static site passing different values."""
     seen, out = set(), []
     for site in sites:
-        if (site.constants, site.lengths) not in seen:
+        if site.static and (site.constants, site.lengths) not in seen:
             seen.add((site.constants, site.lengths))
             out.append(site)
     return [(site, len(sites)) for site in out]
