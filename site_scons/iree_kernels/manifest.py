@@ -88,11 +88,12 @@ class Substitution:
     atol: float | None = None         # the differential check's tolerance (None: the default)
     rtol: float | None = None
     ulp: int | None = None
+    bitwise: bool | None = None       # True: outputs equal bit for bit, NaN payloads too
     verify: bool = True               # False: it computes something else on purpose
 
     @property
     def tolerance(self) -> Tolerance:
-        return Tolerance(self.atol, self.rtol, self.ulp)
+        return Tolerance(self.atol, self.rtol, self.ulp, bool(self.bitwise))
 
     @property
     def key(self) -> str:
@@ -125,7 +126,8 @@ class Substitution:
                 "workgroup_count": tuple(self.workgroup_count),
                 "workgroup_size": tuple(self.workgroup_size), "function": self.function,
                 "objects": tuple(self.objects),
-                "atol": self.atol, "rtol": self.rtol, "ulp": self.ulp, "verify": self.verify}
+                "atol": self.atol, "rtol": self.rtol, "ulp": self.ulp, "bitwise": self.bitwise,
+                "verify": self.verify}
 
     @classmethod
     def from_dict(cls, data: dict) -> "Substitution":
