@@ -344,8 +344,9 @@ def safe_arguments(variables, arguments: dict) -> dict:
         value = arguments.get(option.key, option.default)
         if not isinstance(value, str):
             continue
-        where = f"{option.key}={value!r}" if given else \
-            f"{option.key} (default {value!r}, from the environment)"
+        shown = settings.BY_NAME[option.key].shown(value)
+        where = f"{option.key}={shown!r}" if given else \
+            f"{option.key} (default {shown!r}, from the environment)"
         bad = next((c for c in value if unicodedata.category(c) == "Cc"), None)
         if bad:
             fail(f"{where}: contains the control character {bad!r}")

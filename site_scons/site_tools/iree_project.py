@@ -29,7 +29,7 @@ from iree_kernels.files import not_regular
 from iree_kernels.errors import UserError
 from iree_kernels.manifest import closest, load_project
 from iree_kernels.scaffold import LANGUAGES, TARGET_LANGUAGES
-from iree_kernels.settings import SETTINGS, Setting
+from iree_kernels.settings import BY_NAME, SETTINGS, Setting
 from iree_kernels.targets import (KERNEL_KINDS, REPRODUCIBLE_FLAGS, TARGETS, kernel_kind,
                                   module_targets, parse_archs, rejected_arch_message)
 from iree_kernels.scons import (OPTION_ORIGINS, fail, lock_build_folder, pspawn_without_shell,
@@ -128,6 +128,9 @@ def _help_text(variables, env, key, help, default, actual, aliases=None) -> str:
     """SCons's text for one variable, a boolean's value written yes/no as docs/variables.md does."""
     if default in ("yes", "no"):          # SCons shows the converted value: True, False
         actual = {"True": "yes", "False": "no"}.get(str(actual), actual)
+    setting = BY_NAME.get(key)
+    if setting is not None:               # a URL's user:password@ is never shown
+        default, actual = setting.shown(default), setting.shown(actual)
     return SCons.Variables.Variables.FormatVariableHelpText(variables, env, key, help, default, actual, aliases)
 
 
