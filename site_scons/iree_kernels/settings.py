@@ -64,7 +64,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("IREE_TARGETS", "comma-separated targets to build, of those each model lists ("
             + ", ".join(TARGETS) + ")",
             ",".join(TARGETS)),
-    Setting("BUILD_DIR", "where everything built goes", "build", dollar=_PATH),
+    Setting("BUILD_DIR", "where everything built goes: a folder inside the repository, "
+            "relative to its root (an absolute path, or one leaving the repository, is refused: "
+            "command lines, compile_commands.json and lock records name files relative to the "
+            "root)", "build", dollar=_PATH),
     Setting("MANIFESTS", "glob of kernel manifests, relative to the repository root",
             "kernels/**/*.toml", dollar=_PATH),
     Setting("VERBOSE", "print full command lines", "no", "bool"),

@@ -98,11 +98,24 @@ def _variables(env) -> Variables:
             toolchains.TIMEOUTS[name] = toolchains.seconds(env[name])
         except ValueError:
             fail(f"{name}={env[name]}: expected a number of seconds (0: no limit)")
+    _check_build_dir(env["BUILD_DIR"])
     try:
         toolchains.seconds(env["LOCK_WAIT"])
     except ValueError:
         fail(f"LOCK_WAIT={env['LOCK_WAIT']}: expected a number of seconds")
     return variables
+
+
+def _check_build_dir(value: str) -> None:
+    """BUILD_DIR is a folder inside the repo, named relative to its root: every path the build
+    writes (command lines, compile_commands.json, lock records) is named relative to the root."""
+    normal = os.path.normpath(value) if value else ""
+    if os.path.isabs(value) or value.startswith("~"):
+        fail(f"BUILD_DIR={value}: an absolute path; give a folder inside the repository, "
+             "relative to its root (e.g. build or out/build), and link it elsewhere if need be")
+    if normal in ("", ".") or normal.split(os.sep)[0] == "..":
+        fail(f"BUILD_DIR={value!r}: not a folder inside the repository; give one relative to "
+             "its root, e.g. build")
 
 
 def _variable(setting: Setting) -> tuple:

@@ -309,6 +309,25 @@ PATHS = [
              inputs='["@build/llvm-cpu/mlp.vmfb"]')}, args=CHECK),
     Case("expected-path-on-clean", BASE, f"field 'inputs': '@{P}': path",
          files={"models/mlp.expected.toml": expected_case(inputs=f'["@{P}"]')}, args=("-c",)),
+    Case("scaffold-through-a-linked-folder", BASE, "kernels/llvm-cpu is a symbolic link; "
+         "scaffold never writes through one", files={"../elsewhere": FOLDER,
+                                                     "kernels/llvm-cpu": Link("../../elsewhere")},
+         args=("scaffold", "SCAFFOLD=mlp/llvm-cpu/main_dispatch_0", "LANGUAGE=mlir")),
+    Case("scaffold-manifest-through-a-link", BASE, "kernels/out is a symbolic link; scaffold "
+         "never writes through one", files={"../elsewhere": FOLDER,
+                                            "kernels/out": Link("../../elsewhere")},
+         args=("scaffold", "SCAFFOLD=mlp/llvm-cpu/main_dispatch_0", "LANGUAGE=mlir",
+               "SCAFFOLD_MANIFEST=kernels/out/x.toml", "MANIFESTS=kernels/**/*.toml")),
+    Case("scons-lock-a-link", BASE, "build/.scons-lock is a symbolic link; the build never "
+         "writes through one", files={"build/.scons-lock": Link("../../created-outside")}),
+    Case("scons-lock-a-fifo", BASE, "build/.scons-lock is a FIFO (named pipe), not a regular file",
+         files={"build/.scons-lock": FIFO}),
+    Case("build-dir-absolute", BASE, "BUILD_DIR=/tmp/iree-kernels-abs-build: an absolute path; "
+         "give a folder inside the repository", args=("BUILD_DIR=/tmp/iree-kernels-abs-build",)),
+    Case("build-dir-outside", BASE, "BUILD_DIR='../out': not a folder inside the repository",
+         args=("BUILD_DIR=../out",)),
+    Case("build-dir-root", BASE, "BUILD_DIR='.': not a folder inside the repository",
+         args=("BUILD_DIR=.",)),
 ]
 
 CASES = INJECTION + HANGS + VALIDATION + MESSAGES + PATHS
