@@ -8,6 +8,7 @@ cases fail while SCons reads the manifests, which takes under a second.
 from __future__ import annotations
 
 import fcntl
+import gzip
 import os
 import shutil
 
@@ -15,7 +16,7 @@ import pytest
 
 from conftest import REPO
 from harness import scons
-from iree_kernels import toolchains
+from iree_kernels import release, toolchains
 from test_bad_inputs import (BASE, C, EW, FIFO, FOLDER, GLSL, PWNED, SQUARE, Case, Link, line_of,
                              run_bad_input, sub)
 
@@ -30,6 +31,19 @@ EXPECTED = ('[[case]]\nfunction = "main"\ninputs = ["4x8xf32=1", "8x16xf32=0.5",
 CHECK = ("check", "IREE_TARGETS=llvm-cpu")
 EW_ONLY = '[models.ew]\nsource = "models/ew.mlir"\ntargets = ["llvm-cpu", "{0}"]\n'
 MLP_ONLY = '[models.mlp]\nsource = "models/mlp.mlir"\ntargets = ["llvm-cpu"]\n'
+
+
+def tarfile_bytes(members: list[tuple[str, bytes]]) -> bytes:
+    """An uncompressed tar of ``members`` (name, content), in that order, names repeated as given."""
+    import io
+    import tarfile
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for name, data in members:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
 
 
 def expected_case(**fields) -> str:
@@ -330,7 +344,29 @@ PATHS = [
          args=("BUILD_DIR=.",)),
 ]
 
-CASES = INJECTION + HANGS + VALIDATION + MESSAGES + PATHS
+EMPTY_LOCK = b'{"format": 1, "source_date_epoch": 0, "modules": []}'
+VERIFY = ("verify-release", "ARCHIVE=r.tar.gz", "IREE_TARGETS=llvm-cpu")
+RELEASES = [
+    Case("release-empty-lock", BASE, "r.tar.gz: lock.json lists no modules: nothing to verify",
+         files={"r.tar.gz": release.archive_bytes({"lock.json": EMPTY_LOCK,
+                                                   "build/llvm-cpu/mlp.vmfb": b"evil"}, 0)},
+         args=VERIFY),
+    Case("release-fifo", BASE, "r.tar.gz: the release archive is a FIFO (named pipe), not a "
+         "regular file", files={"r.tar.gz": FIFO}, args=VERIFY),
+    Case("release-dev-zero", BASE, "r.tar.gz: the release archive is a character device",
+         files={"r.tar.gz": Link("/dev/zero")}, args=VERIFY),
+    Case("release-second-lock", BASE, "r.tar.gz: member lock.json is in the archive twice",
+         files={"r.tar.gz": gzip.compress(tarfile_bytes([("lock.json", EMPTY_LOCK),
+                                                         ("lock.json", b"{}")]))},
+         args=VERIFY),
+    Case("key-file-fifo", BASE, "IREE_KERNELS_CACHE_KEY_FILE: cannot read key: is a FIFO (named "
+         "pipe), not a regular file", files={"key": FIFO},
+         env={"IREE_KERNELS_CACHE_KEY_FILE": "key"}),
+    Case("key-file-dev-zero", BASE, "IREE_KERNELS_CACHE_KEY_FILE: cannot read /dev/zero: is a "
+         "character device", env={"IREE_KERNELS_CACHE_KEY_FILE": "/dev/zero"}),
+]
+
+CASES = INJECTION + HANGS + VALIDATION + MESSAGES + PATHS + RELEASES
 
 
 def test_the_catalogue_holds_a_hundred_cases():
