@@ -325,10 +325,10 @@ class RemoteCache:
         self.warn(message)
 
     def _request(self, method: str, path: str, size: int = 0, body: bytes | None = None,
-                 limit: int = 0) -> bytes | None:
+                 limit: int = MAX_ACTION_RESULT) -> bytes | None:
         """The response body (None: 404); Unavailable once the retries are spent or access is refused.
 
-        ``limit``: the most bytes the body may have (TooLarge beyond it, not retried).
+        ``limit``: the most bytes the body may have, 0 included (TooLarge beyond it, not retried).
         """
         why = ""
         for attempt in range(self.retries + 1):
@@ -383,7 +383,7 @@ class RemoteCache:
             if response.status != 200 or method != "GET":
                 return response.status, response.reason, b""     # only the status is used
             declared = response.getheader("Content-Length", "")
-            if limit and declared.isdigit() and int(declared) > limit:
+            if declared.isdigit() and int(declared) > limit:
                 raise TooLarge()
             chunks, received = [], 0
             while True:
@@ -395,7 +395,7 @@ class RemoteCache:
                 if not chunk:
                     break
                 received += len(chunk)
-                if limit and received > limit:
+                if received > limit:
                     raise TooLarge()
                 chunks.append(chunk)
             if watchdog.fired:

@@ -283,3 +283,10 @@ def test_a_url_with_credentials_is_refused_without_showing_them(url):
         RemoteCache(url)
     assert "hunter2" not in str(e.value) and "***@cache.example" in str(e.value)
     assert remote_cache.redact(url).count("hunter2") == 0
+
+
+def test_an_empty_blob_answered_endlessly_is_cut_at_once():
+    found, took, warnings, cache, server = hostile_fetch("endless-chunked", timeout=5, declared=0)
+    assert found is None and took < 5
+    assert warnings == [f"remote cache {cache.url}: blob /cas/{server.digest} of build/x.vmfb "
+                        "is larger than the 0 bytes its action result says; not used"]
