@@ -63,8 +63,8 @@ def external_data(model: str | os.PathLike, shown: str = "") -> list[str]:
     externally names its file by ``location``, relative to the model's
     folder. UserError, naming the model and the location, where one leaves
     that folder (an absolute path, ``..``, a link pointing out) or is not a
-    regular file (``shown``: how errors name the model). [] where ``onnx`` is missing or the file is no ONNX model
-    (the import says why).
+    regular file (``shown``: how errors name the model). [] where ``onnx``
+    is missing or the file is no ONNX model (the import says why).
     """
     try:
         import onnx

@@ -10,9 +10,12 @@ whose output files are the entry's files and its digest record
 by the same code as a local one once ``store.Store.fetch`` copied it in.
 
 Every blob is checked on download: a blob whose SHA-256 is not its name is
-not used (one warning naming it) and the entry is a miss. A server that
-cannot be reached, answers too slowly (a deadline of ``timeout`` seconds per request, enforced on every read,
-``retries`` more attempts) or refuses the credentials is reported once and
+not used (one warning naming it) and the entry is a miss; so is one whose
+declared size is over ``max_blob`` (never requested) or whose answer is
+longer than declared (cut off there): nothing a server sends is held in
+memory beyond those sizes. A server that
+cannot be reached, answers too slowly (a deadline of ``timeout`` seconds
+per request, enforced on every read, ``retries`` more attempts) or refuses the credentials is reported once and
 not asked again during the build: the build goes on locally. A server that
 refuses uploads (a read-only endpoint) is reported once and only read from.
 
