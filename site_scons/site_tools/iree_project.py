@@ -29,7 +29,7 @@ from iree_kernels.files import not_regular
 from iree_kernels.errors import UserError
 from iree_kernels.manifest import closest, load_project
 from iree_kernels.scaffold import LANGUAGES, TARGET_LANGUAGES
-from iree_kernels.settings import SETTINGS, Setting
+from iree_kernels.settings import BY_NAME, SETTINGS, Setting
 from iree_kernels.targets import (KERNEL_KINDS, REPRODUCIBLE_FLAGS, TARGETS, kernel_kind,
                                   module_targets, parse_archs, rejected_arch_message)
 from iree_kernels.scons import (OPTION_ORIGINS, fail, lock_build_folder, pspawn_without_shell,
@@ -100,11 +100,24 @@ def _variables(env) -> Variables:
             toolchains.TIMEOUTS[name] = toolchains.seconds(env[name])
         except ValueError:
             fail(f"{name}={env[name]}: expected a number of seconds (0: no limit)")
+    _check_build_dir(env["BUILD_DIR"])
     try:
         toolchains.seconds(env["LOCK_WAIT"])
     except ValueError:
         fail(f"LOCK_WAIT={env['LOCK_WAIT']}: expected a number of seconds")
     return variables
+
+
+def _check_build_dir(value: str) -> None:
+    """BUILD_DIR is a folder inside the repo, named relative to its root: every path the build
+    writes (command lines, compile_commands.json, lock records) is named relative to the root."""
+    normal = os.path.normpath(value) if value else ""
+    if os.path.isabs(value) or value.startswith("~"):
+        fail(f"BUILD_DIR={value}: an absolute path; give a folder inside the repository, "
+             "relative to its root (e.g. build or out/build), and link it elsewhere if need be")
+    if normal in ("", ".") or normal.split(os.sep)[0] == "..":
+        fail(f"BUILD_DIR={value!r}: not a folder inside the repository; give one relative to "
+             "its root, e.g. build")
 
 
 def _variable(setting: Setting) -> tuple:
@@ -130,6 +143,9 @@ def _help_text(variables, env, key, help, default, actual, aliases=None) -> str:
     """SCons's text for one variable, a boolean's value written yes/no as docs/variables.md does."""
     if default in ("yes", "no"):          # SCons shows the converted value: True, False
         actual = {"True": "yes", "False": "no"}.get(str(actual), actual)
+    setting = BY_NAME.get(key)
+    if setting is not None:               # a URL's user:password@ is never shown
+        default, actual = setting.shown(default), setting.shown(actual)
     return SCons.Variables.Variables.FormatVariableHelpText(variables, env, key, help, default, actual, aliases)
 
 

@@ -9,8 +9,11 @@ Method:
       ``.onnx``: declares its import into ``folder/<model name>.mlir`` and
       returns the model with that file as its source, so every step after
       it (dumps, modules, checks) reads the imported MLIR. Other models are
-      returned as they are. Editing the ``.onnx`` (or its opset) imports it
-      again; nothing else does.
+      returned as they are. Editing the ``.onnx`` (or its opset), or an
+      external data file its tensors name (``location``, beside the model;
+      found by a scanner reading the model with the ``onnx`` package),
+      imports it again; nothing else does. External data outside the
+      model's folder is refused, naming the model and the location.
 
 Variables:
   IREE_IMPORT_ONNX          the importer; default: this Python running IREE's
@@ -41,10 +44,13 @@ import sys
 import SCons.Builder
 import SCons.Environment
 import SCons.Errors
+import SCons.Scanner
 import SCons.Util
 
+from iree_kernels import toolchains
+from iree_kernels.errors import UserError
 from iree_kernels.manifest import DEFAULT_OPSET
-from iree_kernels.onnx_import import failure_reason, importer_versions
+from iree_kernels.onnx_import import external_data, failure_reason, importer_versions
 from iree_kernels.scons import WholeFileCommand, named_value, program
 from iree_kernels.scons_kernels import version_emitter
 
@@ -76,6 +82,9 @@ class _CapturingSpawn:
         self.timeout, self.verbose, self.reason = timeout, verbose, ""
 
     def __call__(self, sh, escape, cmd, args, env):
+        # The program (this Python) may be named by a stand-in word (program()): its
+        # path holds '$' in a checkout in such a folder.
+        args = [toolchains.real_program(args[0]), *args[1:]]
         try:
             result = subprocess.run(args, env=env, close_fds=True, stdout=subprocess.PIPE,
                                     stderr=subprocess.STDOUT, text=True, errors="replace",
@@ -97,6 +106,16 @@ class _CapturingSpawn:
 def _emit_versions(target, source, env):
     env.Depends(target, named_value(importer_versions(), "ONNX importer versions"))
     return target, source
+
+
+def scan_external_data(node, env, path) -> list:
+    """The external data files an .onnx model's tensors name: the import reads them."""
+    if not node.exists():
+        return []
+    try:
+        return [env.fs.File(found) for found in external_data(node.abspath, str(node))]
+    except UserError as e:
+        raise SCons.Errors.UserError(str(e)) from None
 
 
 def imported_model(env, model, folder):
@@ -127,6 +146,7 @@ def generate(env):
     env["BUILDERS"]["IreeImportOnnx"] = SCons.Builder.Builder(
         action=_ImportCommand("IREE_IMPORT_ONNXCOM", {"cmdstr": "$IREE_IMPORT_ONNXCOMSTR"}),
         suffix=".mlir", src_suffix=".onnx",
+        source_scanner=SCons.Scanner.Scanner(scan_external_data, name="OnnxExternalDataScanner"),
         emitter=[_emit_versions, version_emitter("IREE_IMPORT_ONNXCOM")])
     env.AddMethod(imported_model, "IreeImportedModel")
 
