@@ -29,8 +29,13 @@ def write_atomically(path: str | os.PathLike, content: str | bytes, mode: int = 
 
     ``mode`` is the permissions before the umask, as for ``open()``.
     """
-    temporary, _ = stage_content(path, content.encode("utf-8") if isinstance(content, str)
-                                 else content, mode)
+    fd, temporary = _create_beside(path, mode)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(content.encode("utf-8") if isinstance(content, str) else content)
+    except BaseException:
+        remove_quietly(temporary)
+        raise
     put_in_place(temporary, path)
 
 

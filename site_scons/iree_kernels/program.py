@@ -127,6 +127,15 @@ class Program:
         found[0].move_before(original)
         original.erase()
 
+    def edit_executable(self, name: str, visibility: str | None = None,
+                        linked: "EmbeddedObject | None" = None) -> None:
+        """Declare ``hal.executable @name`` ``visibility`` (None: as it is); make it link ``linked``."""
+        op = self._executable(name)
+        if visibility is not None:
+            _set_visibility(self._ir, op, visibility, self._context)
+        if linked is not None:
+            _link(self._ir, op, linked, self._context, self.source)
+
     def is_external(self, name: str) -> bool:
         """Whether ``hal.executable @name`` links objects and has no code to translate."""
         variants = _ops_named(self._executable(name), "hal.executable.variant")

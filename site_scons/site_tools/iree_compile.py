@@ -5,6 +5,10 @@ Builders:
                          (``--compile-to=executable-sources``: the model's
                          executables before codegen, for inspection)
   IreeModule             model.mlir + options.flags + substitutions.flags -> .vmfb
+  IreeExecutableOps      executables.mlir -> executables.ops.mlir: its executables
+                         alone, with the resources they use and none of the weights
+                         (``program_text.executables_only``), for the steps that
+                         read only executables
 
 Sources after the model are flag files passed as ``@file``. A scanner reads
 the substitution flag files, so a module depends on every substituted file,
@@ -17,6 +21,7 @@ import re
 import shlex
 from pathlib import Path
 
+import SCons.Action
 import SCons.Builder
 import SCons.Scanner
 import SCons.Util
@@ -24,7 +29,9 @@ import SCons.Util
 from iree_kernels import executables, toolchains, translation
 from iree_kernels.manifest import object_paths
 from iree_kernels.program import Program
-from iree_kernels.scons import program, whole_file_command, write_atomically
+from iree_kernels.program_text import executables_only
+from iree_kernels.scons import (program, reporting_user_errors, whole_file_command,
+                                write_atomically)
 from iree_kernels.scons_kernels import version_emitter
 
 _SUBSTITUTE_RE = re.compile(r"^--iree-hal-substitute-executable-(source|object|configuration)=[^=]+=(.+)$")
@@ -104,6 +111,11 @@ def explain_module_failure(target, source, env, output: str) -> str:
             f"an executable without IREE compiling it. IREE's errors: {shown}")
 
 
+@reporting_user_errors
+def write_executable_ops(target, source, env):
+    write_atomically(target[0].abspath, executables_only(source[0].get_text_contents()))
+
+
 def _flag_file_args(target, source, env, for_signature):
     return [f"@{s}" for s in source[1:]]
 
@@ -117,6 +129,7 @@ def generate(env):
         IREE_COMPILECOMSTR="",
         IREE_DUMPCOM="$( $IREE_COMPILE $) ${SOURCES[0]} $_IREE_FLAGFILES --compile-to=executable-sources -o $TARGET",
         IREE_DUMPCOMSTR="",
+        IREE_EXECUTABLEOPSCOMSTR="Writing the executables of $SOURCE alone: $TARGET",
     )
     scanner = SCons.Scanner.Scanner(scan_substitutions, name="IreeSubstitutionScanner",
                                     skeys=[".flags", ".mlir"], recursive=True)
@@ -128,6 +141,9 @@ def generate(env):
     env["BUILDERS"]["IreeExecutableSources"] = SCons.Builder.Builder(
         action=whole_file_command("IREE_DUMPCOM", "$IREE_DUMPCOMSTR"),
         suffix=".mlir", src_suffix=".mlir", emitter=version_emitter("IREE_DUMPCOM"))
+    env["BUILDERS"]["IreeExecutableOps"] = SCons.Builder.Builder(
+        action=SCons.Action.Action(write_executable_ops, "$IREE_EXECUTABLEOPSCOMSTR"),
+        suffix=".mlir", src_suffix=".mlir")
     env["IREE_SOURCE_SUBSTITUTION_SCANNER"] = SCons.Scanner.Scanner(
         scan_source_substitutions, name="IreeSourceSubstitutionScanner", skeys=[".flags"])
 

@@ -61,6 +61,7 @@ from iree_kernels import (codegen_cache, executables, option_files, remote_cache
                           settings, toolchains)
 from iree_kernels.errors import UserError
 from iree_kernels.program import Program
+from iree_kernels.program_text import NotSplittable, open_program
 from iree_kernels.scons import (fail, read_spec, reporting_user_errors, shared_cache, spec_value,
                                 write_atomically)
 
@@ -147,25 +148,38 @@ def assemble_program(target, source, env):
         spec = {**spec, "objects": sorted(landed[key].executable for key in spec["objects"]),
                 "replacements": {landed[key].executable: path
                                  for key, path in spec["replacements"].items()}}
-    with Program(program.get_text_contents(), str(program)) as assembled:
-        for name, path in sorted(spec["replacements"].items()):
-            assembled.replace(name, Path(path).read_text(encoding="utf-8"), path)
-        translated = set()
-        if spec["cache"]:
-            translated = _stand_in_cached_executables(target[0], assembled, options, spec, env)
-        # Where no executable is left to translate, the compile skips the phases that would.
-        phase = "executable-targets" if not spec["objects"] and all(
-            name in translated or assembled.is_external(name) for name in assembled.names()
-        ) else "executable-sources"
-        write_atomically(target[0].abspath, assembled.text() + "\n")
+    text = program.get_text_contents()
+    replacements = {name: (Path(path).read_text(encoding="utf-8"), path)
+                    for name, path in sorted(spec["replacements"].items())}
+    try:
+        with open_program(text, str(program), tuple(r for r, _ in replacements.values())) as p:
+            assembled, phase = _assemble(p, replacements, target, options, spec, env)
+    except NotSplittable:               # a stand-in or the program itself needs the bindings
+        with Program(text, str(program)) as p:
+            assembled, phase = _assemble(p, replacements, target, options, spec, env)
+    write_atomically(target[0].abspath, assembled + "\n")
     write_atomically(target[1].abspath, f"--compile-from={phase}\n")
+
+
+def _assemble(assembled, replacements: dict, target, options, spec: dict, env) -> tuple[str, str]:
+    """The assembled program's text, and the phase its compile starts at."""
+    for name, (mlir, path) in replacements.items():
+        assembled.replace(name, mlir, path)
+    translated = set()
+    if spec["cache"]:
+        translated = _stand_in_cached_executables(target[0], assembled, options, spec, env)
+    # Where no executable is left to translate, the compile skips the phases that would.
+    phase = "executable-targets" if not spec["objects"] and all(
+        name in translated or assembled.is_external(name) for name in assembled.names()
+    ) else "executable-sources"
+    return assembled.text(), phase
 
 
 def _phase_emitter(target, source, env):
     return [target[0], target[0].target_from_source("", ".flags")], source
 
 
-def _stand_in_cached_executables(target, assembled: Program, options, spec: dict,
+def _stand_in_cached_executables(target, assembled, options, spec: dict,
                                  env) -> set[str]:
     """Compile the misses, put every cached executable's stand-in in place; their names."""
     jobs = _jobs()
@@ -199,7 +213,7 @@ def _stand_in_cached_executables(target, assembled: Program, options, spec: dict
     return set(plan.entries)
 
 
-def _codegen_failure(failed, plan, assembled: Program, target_name: str, target) -> UserError:
+def _codegen_failure(failed, plan, assembled, target_name: str, target) -> UserError:
     """One line naming the model, the target and every executable IREE could not compile."""
     log = target.dir.dir.File("codegen-errors.log")
     write_atomically(log.abspath, failed.log)

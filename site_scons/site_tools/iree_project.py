@@ -41,6 +41,7 @@ from iree_kernels.scons_module import (DeclaredKernel, DeclaredModule, failing, 
 SHORT_COMSTRS = {
     "IREE_COMPILECOMSTR": "IREE     $TARGET",
     "IREE_DUMPCOMSTR": "FRONTEND  $TARGET",
+    "IREE_EXECUTABLEOPSCOMSTR": "OPS      $TARGET",
     "IREE_OPTIONSCOMSTR": "FLAGS    $TARGET",
     "IREE_SUBSTITUTECOMSTR": "SUBST    $TARGET",
     "IREE_RESOLVECOMSTR": "RESOLVE  $TARGET",
@@ -356,13 +357,15 @@ def _declare_module(env, project, model, where, build) -> DeclaredModule:
     executables = env.IreeExecutableSources(here.File("executables.mlir"),
                                             [model.source, options])
     subs = tuple(project.substitutions_for(model.name, where.target.name))
+    # The steps that read only executables read them without the weights.
+    ops = env.IreeExecutableOps(here.File("executables.ops.mlir"), executables) if subs else []
     # Selectors land on executables only once the front end has run: see IreeResolve.
     resolved = env.IreeResolve(here.File("resolved.json"), [
-        spec_value(env, [s.to_dict() for s in subs]), executables]) if subs else []
+        spec_value(env, [s.to_dict() for s in subs]), ops]) if subs else []
     missing = {s.key: _missing_program(env, s) for s in subs}
-    kernels = {s.key: _declare_kernel(env, s, executables, resolved, here, where, build,
+    kernels = {s.key: _declare_kernel(env, s, ops, resolved, here, where, build,
                                       missing[s.key]) for s in subs}
-    flag_file, record = _declare_substitutions(env, model, where, subs, executables, resolved,
+    flag_file, record = _declare_substitutions(env, model, where, subs, ops, resolved,
                                                kernels, here)
     replacements = {key: made.replacement for key, made in kernels.items()
                     if made.replacement is not None}

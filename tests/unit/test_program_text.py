@@ -1,0 +1,84 @@
+"""The program edited as text gives the program the MLIR bindings give, without parsing its weights."""
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from conftest import REPO
+from iree_kernels import executables, selection, toolchains
+from iree_kernels.program import Program
+from iree_kernels.program_text import (NotSplittable, SplicedProgram, executables_only,
+                                       open_program)
+from iree_kernels.targets import TARGETS
+from test_program import RESOURCES_MODEL
+
+KERNEL = REPO / "kernels/llvm-cpu/mlp_square_relu.mlir"
+needs_iree = pytest.mark.skipif(not toolchains.iree_compile(), reason="needs iree-compile")
+
+
+def front_end(model, target: str = "llvm-cpu") -> str:
+    argv = [toolchains.iree_compile(), str(model), *TARGETS[target].compile_flags,
+            "--compile-to=executable-sources", "-o", "-"]
+    return subprocess.run(argv, capture_output=True, text=True, check=True,
+                          timeout=300).stdout
+
+
+@needs_iree
+@pytest.mark.parametrize("target", ["llvm-cpu", "vulkan"])
+def test_splicing_a_replacement_prints_what_the_bindings_print(target):
+    text = front_end(REPO / "models/mlp.mlir", target)
+    spliced = SplicedProgram(text)
+    with Program(text) as parsed:
+        assert spliced.names() == parsed.names()
+        assert spliced.executables() == parsed.executables()
+        assert spliced.text() == parsed.text()
+        if target == "llvm-cpu":
+            parsed.replace("main_dispatch_1", KERNEL.read_text(), str(KERNEL))
+            spliced.replace("main_dispatch_1", KERNEL.read_text(), str(KERNEL))
+            assert spliced.executable_text("main_dispatch_1") == \
+                parsed.executable_text("main_dispatch_1")
+        assert spliced.text() == parsed.text()
+    assert spliced.text() != text.rstrip("\n") or target == "vulkan"
+
+
+@needs_iree
+def test_the_executables_alone_read_as_the_program_does(tmp_path):
+    text = front_end(REPO / "models/layers.mlir")
+    alone = executables_only(text)
+    assert "util.global" in text and "util.global" not in alone and "util.func" not in alone
+    assert executables.read_executables(alone, "alone") == executables.read_executables(text, "p")
+    assert selection.fingerprints(alone, "alone") == selection.fingerprints(text, "p")
+
+
+@needs_iree
+def test_the_executables_alone_keep_only_the_resources_they_use(tmp_path):
+    model = tmp_path / "resources.mlir"
+    model.write_text(RESOURCES_MODEL)
+    alone = executables_only(front_end(model))
+    assert "inside: \"0x0400" in alone and "outside" not in alone
+    with Program(alone) as parsed:
+        assert parsed.names() == ["main_dispatch_0"]
+
+
+def test_text_it_does_not_read_is_left_to_the_bindings():
+    aliased = "#map = affine_map<(d0) -> (d0)>\nmodule {\n}\n"
+    with pytest.raises(NotSplittable):
+        SplicedProgram(aliased)
+    assert executables_only(aliased) == aliased
+    unclosed = "module {\n  hal.executable private @x {\n    hal.executable.variant"
+    with pytest.raises(NotSplittable):
+        SplicedProgram(unclosed)
+
+
+@needs_iree
+def test_a_replacement_using_resources_goes_through_the_bindings(tmp_path):
+    model = tmp_path / "resources.mlir"
+    model.write_text(RESOURCES_MODEL)
+    text = front_end(model)
+    with Program(text) as parsed:
+        kernel = parsed.executable_text("main_dispatch_0")
+    assert "dense_resource<" in kernel
+    assert isinstance(open_program(text, "p", (kernel,)), Program)
+    with pytest.raises(NotSplittable):
+        SplicedProgram(text).replace("main_dispatch_0", kernel, "k.mlir")
