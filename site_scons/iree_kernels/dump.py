@@ -54,7 +54,8 @@ def write_sources(program: str, source: str, folder: Path) -> None:
         prefix = parsed.module_name()
         for executable in parsed.executables():
             # Public, as IREE writes them; the printer quotes a name that needs it.
-            text = _HEADER_VISIBILITY_RE.sub("hal.executable public ", executable.text, count=1)
+            text = _HEADER_VISIBILITY_RE.sub("hal.executable public ", executable.standalone(),
+                                             count=1)
             file = f"{prefix}_{executable.name}".replace("/", "_")
             (folder / f"{file}.mlir").write_text(text + "\n", encoding="utf-8")
 

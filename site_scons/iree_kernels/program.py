@@ -26,6 +26,11 @@ class ProgramExecutable:
     name: str
     visibility: str           # "private", "public", "nested", or "" where not printed
     text: str                 # the op as MLIR prints it, attributes inline (local scope)
+    resources: str = ""       # the ``{-# dialect_resources #-}`` section of what ``text`` uses
+
+    def standalone(self) -> str:
+        """The op as a file of its own: with the resources (``dense_resource`` data) it uses."""
+        return f"{self.text}\n{self.resources}" if self.resources else self.text
 
 
 class Program:
@@ -52,8 +57,16 @@ class Program:
 
     def executables(self) -> list[ProgramExecutable]:
         """Every top-level ``hal.executable``, in program order."""
-        return [ProgramExecutable(_name(op), _visibility(op), _print(op))
-                for op in self._executable_ops()]
+        found = []
+        for op in self._executable_ops():
+            text = _print(op)
+            resources = self._resources_used([op]) if _USES_RESOURCES in text else ""
+            found.append(ProgramExecutable(_name(op), _visibility(op), text, resources))
+        return found
+
+    def resources(self, names: list[str]) -> str:
+        """The ``{-# dialect_resources #-}`` section the named executables use ("" if none)."""
+        return self._resources_used([self._executable(name) for name in names])
 
     def module_name(self) -> str:
         """The program's module name, as IREE prefixes the files it dumps with it."""
@@ -93,7 +106,10 @@ class Program:
                                       and not _ops_named(v, "builtin.module") for v in variants)
 
     def executable_text(self, name: str) -> str:
-        return _print(self._executable(name))
+        """The ``hal.executable @name`` as a file of its own, with the resources it uses."""
+        op = self._executable(name)
+        text = _print(op)
+        return f"{text}\n{self._resources_used([op])}" if _USES_RESOURCES in text else text
 
     def without_code(self, name: str) -> str:
         """The ``hal.executable @name`` with its variants' ``builtin.module`` cut out (here too).
@@ -139,8 +155,28 @@ class Program:
                     self._module.operation)
 
     def text(self) -> str:
-        """The program as iree-compile prints it, attributes inline."""
-        return _print(self._module.operation)
+        """The program as iree-compile prints it, attributes inline, with its resources.
+
+        A local-scope print leaves out the ``{-# dialect_resources #-}`` section
+        (torch exports' weights), and every ``dense_resource`` constant would
+        then name data that does not exist: a program using resources is
+        printed at module scope, which keeps them (attributes as aliases).
+        """
+        text = _print(self._module.operation)
+        if _USES_RESOURCES not in text:
+            return text
+        return self._module.operation.get_asm(assume_verified=True).rstrip("\n")
+
+    def _resources_used(self, ops) -> str:
+        """The resource section of a scratch module holding copies of ``ops``: only what they use."""
+        ir = self._ir
+        with self._context, ir.Location.unknown():
+            scratch = ir.Module.create()
+            for op in ops:
+                op.clone(ir.InsertionPoint(scratch.body))
+            printed = scratch.operation.get_asm(assume_verified=True)
+        start = printed.find("\n{-#")
+        return printed[start + 1:].rstrip("\n") if start >= 0 else ""
 
     def _executable_ops(self):
         return [op for op in _top_level(self._module) if op.name == "hal.executable"]
@@ -152,6 +188,7 @@ class Program:
         raise UserError(f"holds no hal.executable @{name}", file=self.source)
 
 
+_USES_RESOURCES = "dense_resource<"
 _DIAGNOSTIC_RE = re.compile(r'error: "-":(\d+):(\d+): (.*)')
 
 

@@ -76,13 +76,15 @@ class Translation:
 
 
 def translate(compile_: Callable[[list[str]], None], executables: list[ProgramExecutable],
-              work: Path) -> Translation:
+              work: Path, resources: Callable[[list[str]], str] = lambda names: "") -> Translation:
     """Translate ``executables`` apart from their program, leaving out those IREE fails on.
 
     ``compile_(argv)``: runs iree-compile with the model's options and ``argv``,
     raising UserError with its output. One run where all translate; after a
     failure, one more without the executables its errors point at, until the
     rest translate. An error that points at no executable is raised as it is.
+    ``resources(names)``: the resource section those executables use
+    (``Program.resources``), written after them.
     """
     work.mkdir(parents=True, exist_ok=True)
     sources, translated = work / "executables.sources.mlir", work / "executables.targets.mlir"
@@ -91,6 +93,8 @@ def translate(compile_: Callable[[list[str]], None], executables: list[ProgramEx
     while left:
         text = "\n".join(_VISIBILITY_RE.sub("hal.executable public ", e.text, count=1)
                          for e in left) + "\n"
+        if any(e.resources for e in left):
+            text += resources([e.name for e in left]) + "\n"
         sources.write_text(text, encoding="utf-8")
         try:
             compile_([str(sources), "--compile-from=executable-sources",

@@ -43,12 +43,11 @@ def write_dump(target, source, env):
         dump.write_sources(program, sources_dump, folder / "sources")
     compile_ = [env.subst("$IREE_COMPILE"), f"@{options}"]
     with Program(program, sources_dump) as parsed:
-        every = parsed.executables()
-    # Each executable apart: one IREE cannot translate leaves the others listed.
-    result = translation.translate(
-        lambda argv: toolchains.run([*compile_, *argv, *dump.dump_flags(kinds, folder, True)],
-                                    sources_dump, "translate the executables"),
-        every, folder)
+        # Each executable apart: one IREE cannot translate leaves the others listed.
+        result = translation.translate(
+            lambda argv: toolchains.run([*compile_, *argv, *dump.dump_flags(kinds, folder, True)],
+                                        sources_dump, "translate the executables"),
+            parsed.executables(), folder, parsed.resources)
     translated = folder / "executables.targets.mlir"
     log = folder / "codegen-errors.log"
     log.unlink(missing_ok=True)

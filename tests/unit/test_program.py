@@ -135,3 +135,65 @@ def test_specializing_names_what_the_shapes_given_lack():
             program.specialize("main", [(5000,)])
         with pytest.raises(UserError, match="has no function @nope"):
             program.specialize("nope", [])
+
+
+RESOURCES_MODEL = """\
+func.func @main(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %w = arith.constant dense_resource<inside> : tensor<4xf32>
+  %v = arith.constant dense_resource<outside> : tensor<4xf32>
+  %0 = arith.addf %x, %w : tensor<4xf32>
+  return %0, %v : tensor<4xf32>, tensor<4xf32>
+}
+{-#
+  dialect_resources: {
+    builtin: {
+      inside: "0x040000000000803F000000400000404000008040",
+      outside: "0x0400000000002041000030410000404100005041"
+    }
+  }
+#-}
+"""
+
+
+def _resources_program(tmp_path) -> str:
+    """A torch export in miniature: one weight inlined into an executable, one kept by the host."""
+    model = tmp_path / "resources.mlir"
+    model.write_text(RESOURCES_MODEL)
+    argv = [toolchains.iree_compile(), str(model), *TARGETS["llvm-cpu"].compile_flags,
+            "--compile-to=executable-sources", "-o", "-"]
+    return subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+
+
+def _run(vmfb) -> str:
+    argv = [toolchains.iree_tool("iree-run-module"), f"--module={vmfb}", "--device=local-sync",
+            "--input=4xf32=1,2,3,4"]
+    return subprocess.run(argv, capture_output=True, text=True, check=True, timeout=60).stdout
+
+
+@needs_iree
+def test_a_program_keeps_the_resources_inside_and_outside_its_executables(tmp_path):
+    text = _resources_program(tmp_path)
+    assert "dense_resource<inside>" in text and "dense_resource<outside>" in text
+    with Program(text) as program:
+        program.replace("main_dispatch_0", program.executable_text("main_dispatch_0"), "same")
+        printed = program.text()
+    assert '"0x040000000000803F000000400000404000008040"' in printed
+    assert '"0x0400000000002041000030410000404100005041"' in printed
+    assembled = tmp_path / "assembled.mlir"
+    assembled.write_text(printed + "\n")
+    vmfb = tmp_path / "assembled.vmfb"
+    subprocess.run([toolchains.iree_compile(), str(assembled), *TARGETS["llvm-cpu"].compile_flags,
+                    "--compile-from=executable-sources", "-o", str(vmfb)],
+                   capture_output=True, check=True, timeout=120)
+    assert "4xf32=2 4 6 8" in _run(vmfb) and "4xf32=10 11 12 13" in _run(vmfb)
+
+
+@needs_iree
+def test_an_executable_on_its_own_carries_only_the_resources_it_uses(tmp_path):
+    with Program(_resources_program(tmp_path)) as program:
+        (executable,) = program.executables()
+        assert program.resources(["main_dispatch_0"]) == executable.resources
+    assert "inside:" in executable.resources and "outside" not in executable.resources
+    with Program(executable.standalone()) as alone:
+        assert alone.names() == ["main_dispatch_0"]
+        assert "inside:" in alone.text()
