@@ -145,7 +145,9 @@ def dense_onnx(light: str, name: str, seed: int):
     graph.name = name
     onnx.checker.check_model(model)
     weights = sum(int(np.prod(t.dims)) * 4 for t in dense)
-    shape = [d.dim_value for d in graph.input[0].type.tensor_type.shape.dim]
+    constant = {t.name for t in graph.initializer}
+    (data,) = [v for v in graph.input if v.name not in constant]
+    shape = [d.dim_value for d in data.type.tensor_type.shape.dim]
     return model, weights, shape
 
 
