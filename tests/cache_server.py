@@ -120,3 +120,124 @@ class CacheServer:
 
     def __exit__(self, *exc) -> None:
         self.kill()
+
+
+class HostileServer:
+    """A remote cache that misbehaves on purpose, on 127.0.0.1, in a thread.
+
+    ``/ac/<key>`` answers an action result naming one blob, file ``e``, of
+    ``declared`` bytes (the blob's name is the SHA-256 of ``blob``); ``/cas/``
+    answers as ``mode`` says:
+
+    - ``slow-body``: the headers at once, then the declared body a byte every
+      ``delay`` seconds;
+    - ``slow-headers``: the status line and headers a byte every ``delay`` seconds;
+    - ``endless-chunked``: chunked encoding, chunks of 64 KiB forever;
+    - ``huge``: a Content-Length of 2**40 bytes, whatever was declared (the body sent as
+      fast as read);
+    - ``good``: the blob, as a server should.
+
+    With ``data`` (a CacheServer's folder a build filled), ``/ac/`` answers the
+    action results there instead (404 where there is none), every blob's size
+    made ``declared`` where that is given.
+
+    ``requests`` counts the requests it was sent.
+    """
+
+    def __init__(self, mode: str, blob: bytes = b"entry", declared: int | None = None,
+                 delay: float = 1.0, data: Path | None = None) -> None:
+        import hashlib
+        import threading
+        from iree_kernels import remote_cache
+        self.mode, self.blob, self.delay, self.data = mode, blob, delay, data
+        self.given_size = declared
+        self.declared = len(blob) if declared is None else declared
+        self.digest = hashlib.sha256(blob).hexdigest()
+        self.action_result = remote_cache.encode_action_result({"e": (self.digest, self.declared)})
+        self.requests = 0
+        self._listener = socket.socket()
+        self._listener.bind(("127.0.0.1", 0))
+        self._listener.listen(16)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._listener.getsockname()[1]}"
+
+    def _serve(self) -> None:
+        import threading
+        while not self._stop.is_set():
+            try:
+                connection, _ = self._listener.accept()
+            except OSError:
+                return
+            self.requests += 1
+            threading.Thread(target=self._answer, args=(connection,), daemon=True).start()
+
+    def _answer(self, connection: socket.socket) -> None:
+        try:
+            request = b""
+            while b"\r\n\r\n" not in request:
+                data = connection.recv(65536)
+                if not data:
+                    return
+                request += data
+            path = request.split(b" ")[1].decode()
+            if "/ac/" in path:
+                result = self.action_result
+                if self.data is not None:
+                    from iree_kernels import remote_cache
+                    stored = self.data / "ac" / path.rpartition("/")[2]
+                    if not stored.is_file():
+                        connection.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
+                        return
+                    files = remote_cache.decode_action_result(stored.read_bytes())
+                    result = remote_cache.encode_action_result(
+                        {name: (digest, self.given_size if self.given_size is not None else size)
+                         for name, (digest, size) in files.items()})
+                connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n"
+                                   % len(result) + result)
+                return
+            if self.mode == "good":
+                connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n"
+                                   % len(self.blob) + self.blob)
+            elif self.mode == "slow-body":
+                connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % self.declared)
+                for _ in range(self.declared):
+                    if self._stop.wait(self.delay):
+                        return
+                    connection.sendall(b"x")
+            elif self.mode == "slow-headers":
+                for byte in b"HTTP/1.1 200 OK\r\nX-Slow: " + b"y" * 10000:
+                    if self._stop.wait(self.delay):
+                        return
+                    connection.sendall(bytes([byte]))
+            elif self.mode == "endless-chunked":
+                connection.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+                chunk = b"10000\r\n" + b"z" * 0x10000 + b"\r\n"
+                while not self._stop.is_set():
+                    connection.sendall(chunk)
+            elif self.mode == "huge":
+                connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % 2 ** 40)
+                chunk = b"z" * 0x10000
+                while not self._stop.is_set():
+                    connection.sendall(chunk)
+        except OSError:
+            pass
+        finally:
+            connection.close()
+
+    def start(self) -> "HostileServer":
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._listener.close()
+
+    def __enter__(self) -> "HostileServer":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()

@@ -5,7 +5,9 @@ Values are written as iree-run-module reads them (``4xf32=1 2 3 4``,
 passes when ``|actual - expected| <= atol + rtol * |expected|``) and, for
 floating-point outputs, ``ulp`` (at most that many representable values
 apart). Zero means zero: ``atol = 0, rtol = 0`` or ``ulp = 0`` is bit-for-bit
-equality (a NaN equals a NaN of the same bits). With none given, the defaults
+equality. A NaN matches a NaN whatever its payload bits (kernels and
+compilers differ in the NaNs they make), unless ``bitwise`` asks for
+bit-for-bit outputs, NaN payloads and all. With none given, the defaults
 of iree-run-module's own comparison apply: ``atol`` 1e-4 (1e-3 for 16-bit
 floats) and ``rtol`` 1e-5; integers compare exactly. A mismatch is described by its index, both
 values in full precision, their difference and their distance in ulps.
@@ -34,13 +36,16 @@ class Tolerance:
     atol: float | None = None
     rtol: float | None = None
     ulp: int | None = None
+    bitwise: bool = False      # every bit, NaN payloads included; the others then do not apply
 
     @property
     def exact(self) -> bool:
-        return self.ulp == 0 or (self.atol == 0 and self.rtol in (0, None)) or \
+        return self.bitwise or self.ulp == 0 or (self.atol == 0 and self.rtol in (0, None)) or \
             (self.rtol == 0 and self.atol in (0, None))
 
     def describe(self) -> str:
+        if self.bitwise:
+            return "bitwise"
         if self.exact:
             return "exact"
         parts = [f"{name} {value}" for name, value in
@@ -48,11 +53,15 @@ class Tolerance:
         return ", ".join(parts) or "the default tolerance"
 
 
-TOLERANCE_KEYS = ("atol", "rtol", "ulp")
+TOLERANCE_KEYS = ("atol", "rtol", "ulp", "bitwise")
 
 
 def tolerance_error(key: str, value) -> str | None:
     """What is wrong with ``value`` as the tolerance ``key`` of a manifest; None where nothing is."""
+    if key == "bitwise":
+        if value is not None and not isinstance(value, bool):
+            return "must be true or false (true: outputs equal bit for bit, NaN payloads too)"
+        return None
     number = int if key == "ulp" else (int, float)
     if value is not None and (not isinstance(value, number) or isinstance(value, bool)
                               or value < 0):
@@ -103,6 +112,8 @@ def mismatch(actual: np.ndarray, expected: np.ndarray, tolerance: Tolerance) -> 
 
 def _close(actual: np.ndarray, expected: np.ndarray, tolerance: Tolerance) -> np.ndarray:
     same = _bits(actual) == _bits(expected)
+    if actual.dtype.kind == "f" and not tolerance.bitwise:
+        same |= np.isnan(actual) & np.isnan(expected)
     untoleranced = tolerance.atol is None and tolerance.rtol is None and tolerance.ulp is None
     if tolerance.exact or (actual.dtype.kind != "f" and untoleranced):
         return same
@@ -117,7 +128,7 @@ def _close(actual: np.ndarray, expected: np.ndarray, tolerance: Tolerance) -> np
 
 
 def _bits(values: np.ndarray) -> np.ndarray:
-    """Each element's bits as one unsigned integer (so NaN == NaN where the bits agree)."""
+    """Each element's bits as one unsigned integer (NaN == NaN where the bits agree)."""
     return np.ascontiguousarray(values).view(np.dtype(f"u{values.dtype.itemsize}"))
 
 

@@ -8,7 +8,7 @@ names, export names, pipeline layouts. It does not run iree-compile.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .errors import UserError
 
@@ -54,6 +54,14 @@ class Subspan:
     # from (a 64-bit size is two: low word, high word) and the workload value
     # it is passed as (w<N>), or None.
     dynamic_dims: tuple[tuple[tuple[int, ...], int | None], ...] = ()
+    # An offset from push constants: how it is computed from them (offset_at reads it).
+    offset_expression: tuple = field(default=(), compare=False)
+
+    def offset_at(self, constants) -> int | None:
+        """The byte offset at a dispatch site passing ``constants``; None where not known."""
+        if isinstance(self.offset, int):
+            return self.offset
+        return evaluate(self.offset_expression, constants) if self.offset_expression else None
 
     @property
     def dynamic(self) -> bool:
@@ -210,14 +218,16 @@ def subspans(variant) -> tuple[Subspan, ...]:
             if "operandSegmentSizes" in op.attributes else [0, 0]
         operands = list(op.operands)
         offset: int | str = 0
+        expression: tuple = ()
         if segments[0]:
             value = _constant(operands[0])
             constants = _traced(operands[0])[0]
             offset = value if value is not None else \
                 f"from {push_constants(constants) if constants else 'push constants'}"
+            expression = _expression(operands[0]) or () if value is None else ()
         dynamic = tuple(_traced(v) for v in operands[segments[0]:])
         found.append(Subspan(ir.IntegerAttr(op.attributes["binding"]).value, offset, access,
-                             element, shape, dynamic))
+                             element, shape, dynamic, expression))
     return tuple(found)
 
 
@@ -254,6 +264,56 @@ def _traced(value, depth: int = 0) -> tuple[tuple[int, ...], int | None]:
     if name == "iree_tensor_ext.dispatch.workload.ordinal":
         workload = ir.IntegerAttr(owner.attributes["ordinal"]).value
     return tuple(sorted(constants)), workload
+
+
+# Integer ops an offset is computed with from push constants, as Python computes them.
+_ARITHMETIC = {"arith.addi": lambda a, b: a + b, "arith.subi": lambda a, b: a - b,
+               "arith.muli": lambda a, b: a * b, "arith.shli": lambda a, b: a << b,
+               "arith.shrui": lambda a, b: a >> b, "arith.ori": lambda a, b: a | b,
+               "arith.andi": lambda a, b: a & b, "arith.xori": lambda a, b: a ^ b,
+               "arith.divui": lambda a, b: a // b if b else None,
+               "arith.remui": lambda a, b: a % b if b else None}
+_CASTS = ("arith.index_castui", "arith.index_cast", "arith.extui", "arith.extsi",
+          "arith.trunci")
+
+
+def _expression(value, depth: int = 0) -> tuple | None:
+    """How ``value`` is computed from push constants, as nested tuples; None where it is not
+    only integer arithmetic on them: ("constant", n), ("push", ordinal), (op name, a, b)."""
+    from iree.compiler import ir
+
+    owner = value.owner
+    name = getattr(owner, "name", "")
+    if depth > 32 or not name:
+        return None
+    if name == "arith.constant":
+        number = _constant(value)
+        return None if number is None else ("constant", number)
+    if name == "hal.interface.constant.load":
+        return ("push", ir.IntegerAttr(owner.attributes["ordinal"]).value)
+    operands = list(owner.operands)
+    if name == "util.assume.int" and isinstance(value, ir.OpResult):
+        return _expression(operands[value.result_number], depth + 1)
+    if name in _CASTS and len(operands) == 1:
+        return _expression(operands[0], depth + 1)
+    if name in _ARITHMETIC and len(operands) == 2:
+        a, b = (_expression(o, depth + 1) for o in operands)
+        return None if a is None or b is None else (name, a, b)
+    return None
+
+
+def evaluate(expression: tuple, constants) -> int | None:
+    """``expression`` (``_expression``'s) with the push constants ``constants`` (32-bit words)."""
+    kind = expression[0]
+    if kind == "constant":
+        return expression[1]
+    if kind == "push":
+        ordinal = expression[1]
+        if ordinal >= len(constants) or constants[ordinal] is None:
+            return None
+        return constants[ordinal] & 0xFFFFFFFF
+    a, b = (evaluate(e, constants) for e in expression[1:])
+    return None if a is None or b is None else _ARITHMETIC[kind](a, b)
 
 
 def ops_within(parent, name: str) -> list:

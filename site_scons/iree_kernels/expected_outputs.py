@@ -25,7 +25,7 @@ from .files import read_text
 from .manifest import closest, repo_path
 from .targets import TARGETS
 
-CASE_KEYS = {"function", "inputs", "outputs", "targets", "atol", "rtol", "ulp"}
+CASE_KEYS = {"function", "inputs", "outputs", "targets", *TOLERANCE_KEYS}
 
 
 @dataclass(frozen=True)
@@ -38,10 +38,11 @@ class Case:
     rtol: float | None
     entry: str
     ulp: int | None = None
+    bitwise: bool | None = None
 
     @property
     def tolerance(self) -> Tolerance:
-        return Tolerance(self.atol, self.rtol, self.ulp)
+        return Tolerance(self.atol, self.rtol, self.ulp, bool(self.bitwise))
 
     def argv(self, run_module: str, module: str, device: str, outputs: str) -> list[str]:
         """iree-run-module computing the case, its results written to the .npy ``outputs``."""
@@ -115,7 +116,7 @@ def load_cases(path: str, target: str | None = None, root: str | Path | None = N
                 raise UserError(problem, file=path, entry=name, field=key)
         cases.append(Case(entry["function"], tuple(entry.get("inputs", [])),
                           tuple(entry["outputs"]), targets, entry.get("atol"),
-                          entry.get("rtol"), name, entry.get("ulp")))
+                          entry.get("rtol"), name, entry.get("ulp"), entry.get("bitwise")))
     return cases
 
 

@@ -102,6 +102,21 @@ def open_regular(path: str | os.PathLike):
     return os.fdopen(fd, "rb")
 
 
+def open_file(path: str | os.PathLike):
+    """``path`` opened for reading (binary), links followed, if what it names is a regular file.
+
+    Opened without blocking (a FIFO would wait for a writer) and checked with
+    fstat on what was opened: NotRegularFile says what it is ('a FIFO (named pipe)').
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise NotRegularFile(errno.EINVAL, f"is {kind_of(mode)}, not a regular file",
+                             os.fspath(path))
+    return os.fdopen(fd, "rb")
+
+
 def read_regular(path: str | os.PathLike) -> bytes:
     """The content of the regular file ``path``; NotRegularFile for a link, folder or device."""
     with open_regular(path) as f:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
+from .elf import read_symbols
 from .errors import UserError
 from .executables import Executable
 
@@ -20,7 +21,6 @@ EM_AMDGPU = 224
 MACHINES = {0x030: "gfx908", 0x03f: "gfx90a", 0x04c: "gfx942", 0x04f: "gfx950",
             0x041: "gfx1100", 0x046: "gfx1101", 0x044: "gfx1103", 0x043: "gfx1150",
             0x04a: "gfx1151", 0x048: "gfx1200", 0x04e: "gfx1201"}
-_SHT_SYMTAB, _SHT_DYNSYM = 2, 11
 
 
 @dataclass(frozen=True)
@@ -31,41 +31,15 @@ class CodeObject:
 
 def read_hsaco(data: bytes, path: str) -> CodeObject:
     """The architecture and kernel names of a code object; raise if it is not one."""
-    if data[:4] != b"\x7fELF" or len(data) < 64 or data[4] != 2 or data[5] != 1:
-        raise UserError("not an AMD GPU code object: not a 64-bit little-endian ELF file",
-                        file=path)
+    symbols = {s.name for s in read_symbols(data, path, "an AMD GPU code object")}
     machine, = struct.unpack_from("<H", data, 18)
     if machine != EM_AMDGPU:
         raise UserError(f"not an AMD GPU code object: ELF machine {machine}, not AMDGPU "
                         f"({EM_AMDGPU})", file=path)
     flags, = struct.unpack_from("<I", data, 48)
     mach = flags & 0xFF
-    try:
-        symbols = _symbols(data)
-    except struct.error:
-        raise UserError("the code object is truncated: its section table is cut off",
-                        file=path) from None
     kernels = tuple(sorted(n for n in symbols if f"{n}.kd" in symbols))
     return CodeObject(MACHINES.get(mach, f"mach {mach:#05x}"), kernels)
-
-
-def _symbols(data: bytes) -> set[str]:
-    shoff, = struct.unpack_from("<Q", data, 40)
-    shentsize, shnum = struct.unpack_from("<HH", data, 58)
-    sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize)
-                for i in range(shnum)]
-    names = set()
-    for _, kind, _, _, offset, size, link, _, _, entsize in sections:
-        if kind not in (_SHT_SYMTAB, _SHT_DYNSYM) or not entsize:
-            continue
-        strings_offset, strings_size = sections[link][4], sections[link][5]
-        strings = data[strings_offset:strings_offset + strings_size]
-        for i in range(size // entsize):
-            name, = struct.unpack_from("<I", data, offset + i * entsize)
-            end = strings.find(b"\0", name)
-            if end > name:
-                names.add(strings[name:end].decode("utf-8", "replace"))
-    return names
 
 
 def check_hsaco(code: CodeObject, path: str, executable: Executable, arch: str) -> None:

@@ -38,9 +38,11 @@ from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
 from .errors import UserError
+from .files import open_file
 
 KEY_VARIABLE = "IREE_KERNELS_CACHE_KEY"
 KEY_FILE_VARIABLE = "IREE_KERNELS_CACHE_KEY_FILE"
+MAX_KEY_FILE_BYTES = 64 * 1024       # a key file larger than this is not one (/dev/zero, a log)
 HEADER = "# iree-kernels cache record 1"
 MIN_KEY_BYTES = 16
 _DIGEST_RE = re.compile(r"([0-9a-f]{64})  ([A-Za-z0-9._-]+)")
@@ -139,10 +141,14 @@ def from_environment(environ: Mapping[str, str] = os.environ,
         raise UserError(f"set {KEY_VARIABLE} or {KEY_FILE_VARIABLE}, not both")
     if path:
         try:
-            with open(path, "rb") as f:
-                key = f.read().strip()
+            with open_file(path) as f:
+                key = f.read(MAX_KEY_FILE_BYTES + 1)
         except OSError as e:
             raise UserError(f"{KEY_FILE_VARIABLE}: cannot read {path}: {e.strerror}") from None
+        if len(key) > MAX_KEY_FILE_BYTES:
+            raise UserError(f"{KEY_FILE_VARIABLE}: {path} is larger than "
+                            f"{MAX_KEY_FILE_BYTES // 1024} KiB, which no key is")
+        key = key.strip()
         if not key:
             raise UserError(f"{KEY_FILE_VARIABLE}: {path} is empty")
         return Trust(key)

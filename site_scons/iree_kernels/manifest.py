@@ -65,6 +65,7 @@ class Model:
     expected: str | None
     origin: Origin
     opset: int | None = None          # .onnx sources: the opset they are imported at
+    expected_file: str = ""           # where its expected outputs are, or would be by default
 
     @property
     def imported(self) -> bool:
@@ -89,11 +90,12 @@ class Substitution:
     atol: float | None = None         # the differential check's tolerance (None: the default)
     rtol: float | None = None
     ulp: int | None = None
+    bitwise: bool | None = None       # True: outputs equal bit for bit, NaN payloads too
     verify: bool = True               # False: it computes something else on purpose
 
     @property
     def tolerance(self) -> Tolerance:
-        return Tolerance(self.atol, self.rtol, self.ulp)
+        return Tolerance(self.atol, self.rtol, self.ulp, bool(self.bitwise))
 
     @property
     def key(self) -> str:
@@ -126,7 +128,8 @@ class Substitution:
                 "workgroup_count": tuple(self.workgroup_count),
                 "workgroup_size": tuple(self.workgroup_size), "function": self.function,
                 "objects": tuple(self.objects),
-                "atol": self.atol, "rtol": self.rtol, "ulp": self.ulp, "verify": self.verify}
+                "atol": self.atol, "rtol": self.rtol, "ulp": self.ulp, "bitwise": self.bitwise,
+                "verify": self.verify}
 
     @classmethod
     def from_dict(cls, data: dict) -> "Substitution":
@@ -242,8 +245,8 @@ def _model(project: Project, name: str, entry, origin: Origin, text: str) -> Mod
                 raise _field_error(origin, text, "options", f"options.{t}: flag "
                                    f"'{shown(flag)}' contains the control character {bad!r}")
     expected = _path_field(project, entry, "expected", origin, text, suffixes=(".toml",))
+    default = Path(source).with_suffix(".expected.toml").as_posix()
     if expected is None:
-        default = Path(source).with_suffix(".expected.toml").as_posix()
         if os.path.lexists(project.root / default):
             try:
                 expected = repo_path(project.root, default, project.build_dir)
@@ -253,7 +256,8 @@ def _model(project: Project, name: str, entry, origin: Origin, text: str) -> Mod
     origin = Origin(origin.file, origin.line, origin.entry,
                     {key: line for key, line in lines.items() if line is not None})
     return Model(name, source, tuple(targets),
-                 {t: tuple(f) for t, f in options.items()}, expected, origin, opset)
+                 {t: tuple(f) for t, f in options.items()}, expected, origin, opset,
+                 expected or default)
 
 
 def _opset(entry: dict, source: str, origin: Origin, text: str) -> int | None:

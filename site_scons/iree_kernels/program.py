@@ -8,6 +8,8 @@ other MLIR text, cloned in its place, which is what
 ``--iree-hal-substitute-executable-source`` does inside iree-compile. The
 edited program is printed for ``iree-compile --compile-from=executable-sources``.
 
+It also says where the host code dispatches each executable
+(``dispatch_sites``: push constants and binding lengths of every site).
 Not for: reading layouts and exports (``executables``), keying or compiling
 executables (``codegen_cache``).
 """
@@ -31,6 +33,32 @@ class ProgramExecutable:
     def standalone(self) -> str:
         """The op as a file of its own: with the resources (``dense_resource`` data) it uses."""
         return f"{self.text}\n{self.resources}" if self.resources else self.text
+
+
+@dataclass(frozen=True)
+class DispatchSite:
+    """One ``stream.cmd.dispatch`` of an executable: what the host code passes it there.
+
+    A value the host computes at run time is None.
+    """
+    executable: str
+    export: str
+    function: str                        # the host function it is in
+    number: int                          # 1, 2, ...: its place among the executable's sites
+    workload: tuple[int | None, ...]
+    constants: tuple[int | None, ...]    # the push constants' values
+    constant_texts: tuple[str, ...]      # each as MLIR writes it: "1024 : i32" ('' if unknown)
+    lengths: tuple[int | None, ...]      # per binding, the bytes of the resource range bound
+
+    @property
+    def static(self) -> bool:
+        return None not in self.workload + self.lengths and "" not in self.constant_texts
+
+    def describe(self, count: int) -> str:
+        """``dispatch site 2 of 3 (in @main, push constants 0, 1024)``."""
+        shown = ", ".join("?" if c is None else str(c) for c in self.constants)
+        return (f"dispatch site {self.number} of {count} (in @{self.function}"
+                + (f", push constants {shown}" if self.constants else "") + ")")
 
 
 class Program:
@@ -154,6 +182,23 @@ class Program:
                 "builtin.module(util.func(canonicalize, cse), canonicalize)").run(
                     self._module.operation)
 
+    def dispatch_sites(self) -> dict[str, list[DispatchSite]]:
+        """Per executable, every place the host code dispatches it, in program order."""
+        sites: dict[str, list[DispatchSite]] = {}
+        for function in _top_level(self._module):
+            if function.name not in ("util.func", "func.func"):
+                continue
+            for op in ops_within(function, "stream.cmd.dispatch"):
+                workload, constants, *_, lengths = _segments(op)
+                for entry in self._ir.ArrayAttr(op.attributes["entry_points"]):
+                    executable, export = _entry_point(str(entry))
+                    found = sites.setdefault(executable, [])
+                    found.append(DispatchSite(
+                        executable, export, _name(function), len(found) + 1,
+                        tuple(map(_integer, workload)), tuple(map(_integer, constants)),
+                        tuple(map(_constant_text, constants)), tuple(map(_integer, lengths))))
+        return sites
+
     def text(self) -> str:
         """The program as iree-compile prints it, attributes inline, with its resources.
 
@@ -202,6 +247,38 @@ def _parse(ir, text: str, context, source: str):
             raise UserError(f"{source}:{line}:{column}: {message.strip()}") from None
         detail = "; ".join(line.strip() for line in str(e).strip().splitlines()[:3])
         raise UserError(f"is not MLIR: {detail}", file=source) from None
+
+
+def _segments(op) -> list[list]:
+    """The operand groups of ``op``, as its operandSegmentSizes splits them."""
+    sizes = list(op.attributes["operandSegmentSizes"]) if "operandSegmentSizes" in \
+        op.attributes else [len(op.operands)]
+    operands, groups, start = list(op.operands), [], 0
+    for size in sizes:
+        groups.append(operands[start:start + size])
+        start += size
+    return groups
+
+
+def _entry_point(text: str) -> tuple[str, str]:
+    """``@exe::@variant::@export`` -> (exe, export)."""
+    parts = [p.strip().strip("@").strip('"') for p in text.split("::")]
+    return parts[0], parts[-1]
+
+
+def _constant_text(value) -> str:
+    owner = value.owner
+    if getattr(owner, "name", "") != "arith.constant":
+        return ""
+    return str(owner.attributes["value"])
+
+
+def _integer(value) -> int | None:
+    text = _constant_text(value)
+    try:
+        return int(text.split(":")[0])
+    except ValueError:
+        return None
 
 
 def _top_level(module):

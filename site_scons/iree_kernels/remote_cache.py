@@ -10,9 +10,12 @@ whose output files are the entry's files and its digest record
 by the same code as a local one once ``store.Store.fetch`` copied it in.
 
 Every blob is checked on download: a blob whose SHA-256 is not its name is
-not used (one warning naming it) and the entry is a miss. A server that
-cannot be reached, answers too slowly (``timeout`` seconds per request,
-``retries`` more attempts) or refuses the credentials is reported once and
+not used (one warning naming it) and the entry is a miss; so is one whose
+declared size is over ``max_blob`` (never requested) or whose answer is
+longer than declared (cut off there): nothing a server sends is held in
+memory beyond those sizes. A server that
+cannot be reached, answers too slowly (a deadline of ``timeout`` seconds
+per request, enforced on every read, ``retries`` more attempts) or refuses the credentials is reported once and
 not asked again during the build: the build goes on locally. A server that
 refuses uploads (a read-only endpoint) is reported once and only read from.
 
@@ -31,7 +34,9 @@ import base64
 import hashlib
 import http.client
 import netrc
+import math
 import os
+import socket
 import ssl
 import sys
 import threading
@@ -48,6 +53,9 @@ NETRC_VARIABLE = "NETRC"
 FORMAT = "iree-kernels remote cache 1"
 CHUNK = 1 << 16
 MIN_RATE = 1 << 20          # bytes a second a transfer may not fall below, on top of the timeout
+MAX_ACTION_RESULT = 1 << 20 # an action result names a few files: more is not one
+MAX_RETRIES = 10            # REMOTE_CACHE_RETRIES above this is refused
+MAX_BLOB_MIB = 512          # REMOTE_CACHE_MAX_MIB's default: blobs are held in memory
 _RETRIED = {408, 429, 500, 502, 503, 504}
 
 
@@ -62,6 +70,10 @@ class Unavailable(Exception):
 
 class UploadRefused(Exception):
     """The server answers reads but refuses writes (a read-only endpoint, missing rights)."""
+
+
+class TooLarge(Exception):
+    """An answer larger than it may be (declared or sent): that entry is a miss, the server still used."""
 
 
 # Bazel's ActionResult (build/bazel/remote/execution/v2/remote_execution.proto),
@@ -146,7 +158,7 @@ def authorization(url: str, environ: Mapping[str, str] = os.environ) -> str | No
     """The Authorization header for ``url``: the token, or the netrc entry of its host; None: none."""
     token = environ.get(TOKEN_VARIABLE, "").strip()
     if token:
-        return f"Bearer {token}"
+        return f"Bearer {_header_safe(token, TOKEN_VARIABLE)}"
     path = environ.get(NETRC_VARIABLE) or os.path.expanduser("~/.netrc")
     if not os.path.isfile(path):
         return None
@@ -159,7 +171,27 @@ def authorization(url: str, environ: Mapping[str, str] = os.environ) -> str | No
     if not found:
         return None
     login, _, password = found
+    _header_safe(f"{login}:{password or ''}", f"{path}'s entry for the server's host")
     return "Basic " + base64.b64encode(f"{login}:{password or ''}".encode("utf-8")).decode("ascii")
+
+
+def _header_safe(secret: str, what: str) -> str:
+    """``secret`` if an HTTP header can carry it; else UserError naming ``what``, never the secret."""
+    if any(not 0x21 <= ord(c) <= 0x7E for c in secret.replace(" ", "!")):
+        raise UserError(f"{what} holds a character an HTTP header cannot carry (a control "
+                        "character, a newline or a non-ASCII letter); the value is not shown")
+    return secret
+
+
+def redact(url: str) -> str:
+    """``url`` without the user and password it may hold (``user:password@`` becomes ``***@``)."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        return "(a URL that cannot be parsed)"
+    if "@" not in parts.netloc:
+        return url
+    return urllib.parse.urlunsplit(parts._replace(netloc="***@" + parts.netloc.rpartition("@")[2]))
 
 
 def _stderr_warning(message: str) -> None:
@@ -171,8 +203,9 @@ class RemoteCache:
     """One server, what this build may do with it, and whether it is still worth asking."""
     url: str
     read_only: bool = False
-    timeout: float = 10.0          # seconds without progress before a request fails
+    timeout: float = 10.0          # seconds a request may take (plus a second per MiB)
     retries: int = 2               # more attempts after a failure that may pass
+    max_blob: int = MAX_BLOB_MIB << 20   # bytes a blob may have: larger ones are never read
     authorization: str | None = field(default=None, repr=False)
     warn: Callable[[str], None] = field(default=_stderr_warning, repr=False)
     taken: int = field(default=0, init=False)
@@ -180,14 +213,22 @@ class RemoteCache:
     corrupt: int = field(default=0, init=False)
 
     def __post_init__(self) -> None:
-        parts = urllib.parse.urlsplit(self.url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise UserError(f"REMOTE_CACHE_URL: '{self.url}' is not an http:// or https:// URL")
-        if parts.username is not None or parts.password is not None:
-            raise UserError("REMOTE_CACHE_URL: put credentials in a netrc file or "
+        shown = redact(self.url)
+        try:
+            parts = urllib.parse.urlsplit(self.url)
+            parts.port
+        except ValueError:
+            raise UserError(f"REMOTE_CACHE_URL: '{shown}' is not a URL") from None
+        if "@" in parts.netloc:
+            raise UserError(f"REMOTE_CACHE_URL: '{shown}': put credentials in a netrc file or "
                             f"{TOKEN_VARIABLE}, not in the URL, which builds print")
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise UserError(f"REMOTE_CACHE_URL: '{shown}' is not an http:// or https:// URL")
         if parts.query or parts.fragment:
-            raise UserError(f"REMOTE_CACHE_URL: '{self.url}' has a query or fragment")
+            raise UserError(f"REMOTE_CACHE_URL: '{shown}' has a query or fragment")
+        if any(not 0x21 <= ord(c) <= 0x7E for c in self.url):
+            raise UserError(f"REMOTE_CACHE_URL: '{shown}' holds a space, a control character "
+                            "or a non-ASCII letter (percent-encode it)")
         self._parts = parts
         self._prefix = parts.path.rstrip("/")
         self._lock = threading.Lock()
@@ -203,7 +244,12 @@ class RemoteCache:
         if self._down:
             return None
         try:
-            result = self._request("GET", f"/ac/{key}")
+            try:
+                result = self._request("GET", f"/ac/{key}", limit=MAX_ACTION_RESULT)
+            except TooLarge:
+                self._say(f"remote cache {self.url}: action result {key} for {what} is over "
+                          f"{MAX_ACTION_RESULT >> 20} MiB, which no action result is; not used")
+                return None
             if result is None:
                 return None
             try:
@@ -217,7 +263,19 @@ class RemoteCache:
             files = {}
             for name in names:
                 digest, size = outputs[name]
-                blob = self._request("GET", f"/cas/{digest}", size)
+                if size > self.max_blob:
+                    self._say(f"remote cache {self.url}: blob /cas/{digest[:64]} of {what} is "
+                              f"{size} bytes, over REMOTE_CACHE_MAX_MIB "
+                              f"({self.max_blob >> 20} MiB); not used")
+                    return None
+                try:
+                    blob = self._request("GET", f"/cas/{digest}", size, limit=size)
+                except TooLarge:
+                    with self._lock:
+                        self.corrupt += 1
+                    self._say(f"remote cache {self.url}: blob /cas/{digest[:64]} of {what} is "
+                              f"larger than the {size} bytes its action result says; not used")
+                    return None
                 if blob is None:
                     return None
                 found = hashlib.sha256(blob).hexdigest()
@@ -239,6 +297,8 @@ class RemoteCache:
         """Upload ``files`` (name -> content) as the action result ``key``: blobs first, then the result."""
         if self.read_only or self._down or self._no_uploads:
             return
+        if any(len(data) > self.max_blob for data in files.values()):
+            return                     # no reader would take it
         try:
             outputs = {}
             for name, data in files.items():
@@ -267,8 +327,12 @@ class RemoteCache:
     def _say(self, message: str) -> None:
         self.warn(message)
 
-    def _request(self, method: str, path: str, size: int = 0, body: bytes | None = None) -> bytes | None:
-        """The response body (None: 404); Unavailable once the retries are spent or access is refused."""
+    def _request(self, method: str, path: str, size: int = 0, body: bytes | None = None,
+                 limit: int = MAX_ACTION_RESULT) -> bytes | None:
+        """The response body (None: 404); Unavailable once the retries are spent or access is refused.
+
+        ``limit``: the most bytes the body may have, 0 included (TooLarge beyond it, not retried).
+        """
         why = ""
         for attempt in range(self.retries + 1):
             if self._down:
@@ -276,7 +340,7 @@ class RemoteCache:
             if attempt:
                 time.sleep(min(0.1 * 2 ** (attempt - 1), 1.0))
             try:
-                status, reason, data = self._once(method, path, size, body)
+                status, reason, data = self._once(method, path, size, body, limit)
             except (OSError, http.client.HTTPException, TimeoutError) as e:
                 why = _describe(e)
                 continue
@@ -292,8 +356,11 @@ class RemoteCache:
             raise Unavailable(why)
         raise Unavailable(why)
 
-    def _once(self, method: str, path: str, size: int, body: bytes | None) -> tuple[int, str, bytes]:
+    def _once(self, method: str, path: str, size: int, body: bytes | None,
+              limit: int) -> tuple[int, str, bytes]:
+        """One request, over by ``timeout`` seconds plus one per MiB of ``size`` whatever the server does."""
         parts = self._parts
+        deadline = time.monotonic() + self.timeout + size / MIN_RATE
         if parts.scheme == "https":
             connection = http.client.HTTPSConnection(parts.hostname, parts.port,
                                                      timeout=self.timeout,
@@ -301,26 +368,80 @@ class RemoteCache:
         else:
             connection = http.client.HTTPConnection(parts.hostname, parts.port,
                                                     timeout=self.timeout)
-        deadline = time.monotonic() + self.timeout + size / MIN_RATE
         headers = {"Connection": "close"}
         if self.authorization:
             headers["Authorization"] = self.authorization
         if body is not None:
             headers["Content-Length"] = str(len(body))
+        # A server may send its headers or body a byte at a time: each socket operation
+        # waits at most what is left, and a watchdog cuts the connection at the deadline
+        # (a read of headers is several socket reads).
+        watchdog = _Watchdog()
         try:
+            connection.connect()
+            sock = connection.sock     # http.client lets go of it once the answer comes
+            watchdog.start(sock, deadline)
             connection.request(method, self._prefix + path, body=body, headers=headers)
             response = connection.getresponse()
-            chunks = []
-            while chunk := response.read(CHUNK):
-                chunks.append(chunk)
-                if time.monotonic() > deadline:
+            if response.status != 200 or method != "GET":
+                return response.status, response.reason, b""     # only the status is used
+            declared = response.getheader("Content-Length", "")
+            if declared.isdigit() and int(declared) > limit:
+                raise TooLarge()
+            chunks, received = [], 0
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0 or watchdog.fired:
                     raise TimeoutError("the transfer is too slow")
+                sock.settimeout(left)
+                chunk = response.read1(CHUNK)
+                if not chunk:
+                    break
+                received += len(chunk)
+                if received > limit:
+                    raise TooLarge()
+                chunks.append(chunk)
+            if watchdog.fired:
+                raise TimeoutError("the transfer is too slow")
+            if response.length:        # the connection ended before the declared body did
+                raise http.client.IncompleteRead(b"", response.length)
             return response.status, response.reason, b"".join(chunks)
+        except (OSError, http.client.HTTPException):
+            if watchdog.fired:         # what the cut connection made of it
+                raise TimeoutError("the deadline passed") from None
+            raise
         finally:
+            watchdog.cancel()
             connection.close()
 
 
+class _Watchdog:
+    """Shuts a connection's socket down at a deadline, ending whatever waits on it."""
+
+    def __init__(self) -> None:
+        self._timer: threading.Timer | None = None
+        self.fired = False
+
+    def start(self, sock: socket.socket, deadline: float) -> None:
+        self._timer = threading.Timer(max(deadline - time.monotonic(), 0), self._fire, (sock,))
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _fire(self, sock: socket.socket) -> None:
+        self.fired = True
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass                        # closed meanwhile
+
+    def cancel(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+
+
 def _describe(error: Exception) -> str:
+    if isinstance(error, http.client.IncompleteRead):
+        return "the server closed the connection mid-answer"
     if isinstance(error, TimeoutError) or "timed out" in str(error):
         return "no answer in time"
     if isinstance(error, ssl.SSLError):
@@ -332,11 +453,16 @@ def _describe(error: Exception) -> str:
 
 def from_environment(url: str, read_only: bool = False, timeout: float = 10.0, retries: int = 2,
                      environ: Mapping[str, str] = os.environ,
-                     warn: Callable[[str], None] = _stderr_warning) -> RemoteCache:
+                     warn: Callable[[str], None] = _stderr_warning,
+                     max_blob_mib: int = MAX_BLOB_MIB) -> RemoteCache:
     """The cache at ``url`` with the credentials the environment or netrc file gives; UserError if unusable."""
-    if timeout <= 0 or retries < 0:
-        raise UserError("REMOTE_CACHE_TIMEOUT must be above 0 and REMOTE_CACHE_RETRIES at least 0")
-    cache = RemoteCache(url, read_only, timeout, retries, warn=warn)
+    if not (math.isfinite(timeout) and 0 < timeout <= 3600):
+        raise UserError("REMOTE_CACHE_TIMEOUT: seconds above 0 and at most 3600")
+    if not 0 <= retries <= MAX_RETRIES:
+        raise UserError(f"REMOTE_CACHE_RETRIES: from 0 to {MAX_RETRIES} more attempts")
+    if not 1 <= max_blob_mib <= 1 << 20:
+        raise UserError("REMOTE_CACHE_MAX_MIB: MiB from 1 to 1048576")
+    cache = RemoteCache(url, read_only, timeout, retries, max_blob_mib << 20, warn=warn)
     cache.authorization = authorization(url, environ)
     return cache
 

@@ -5,11 +5,13 @@ import it: the rest of the package imports without SCons.
 """
 from __future__ import annotations
 
+import errno
 import fcntl
 import functools
 import json
 import os
 import re
+import stat
 import subprocess
 import sys
 import time
@@ -25,7 +27,7 @@ import SCons.Subst
 import iree_kernels
 from iree_kernels import settings, toolchains
 from iree_kernels.errors import UserError
-from iree_kernels.files import not_regular, write_atomically  # noqa: F401 (the tools' writer)
+from iree_kernels.files import kind_of, not_regular, write_atomically  # noqa: F401 (the tools' writer)
 
 
 def fail(message: str) -> None:
@@ -344,8 +346,9 @@ def safe_arguments(variables, arguments: dict) -> dict:
         value = arguments.get(option.key, option.default)
         if not isinstance(value, str):
             continue
-        where = f"{option.key}={value!r}" if given else \
-            f"{option.key} (default {value!r}, from the environment)"
+        shown = settings.BY_NAME[option.key].shown(value)
+        where = f"{option.key}={shown!r}" if given else \
+            f"{option.key} (default {shown!r}, from the environment)"
         bad = next((c for c in value if unicodedata.category(c) == "Cc"), None)
         if bad:
             fail(f"{where}: contains the control character {bad!r}")
@@ -369,9 +372,16 @@ def lock_build_folder(folder: str, wait: float) -> None:
     path = os.path.join(folder, ".scons-lock")
     try:
         os.makedirs(folder, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
+                     | os.O_NONBLOCK, 0o666)
     except OSError as e:
+        if e.errno == errno.ELOOP:
+            fail(f"{path} is a symbolic link; the build never writes through one: remove it")
         fail(f"BUILD_DIR: cannot create {path}: {e.strerror}")
+    kind = os.fstat(fd).st_mode
+    if not stat.S_ISREG(kind):
+        os.close(fd)
+        fail(f"{path} is {kind_of(kind)}, not a regular file: remove it")
     deadline = time.monotonic() + wait
     while True:
         try:

@@ -18,6 +18,7 @@ from pathlib import PurePosixPath
 import SCons.Environment
 import SCons.Errors
 
+from iree_kernels import toolchains
 from iree_kernels.scons import WholeFileCommand, named_value
 from iree_kernels.scons_kernels import ToolVersion
 
@@ -56,6 +57,9 @@ class CapturingSpawn:
         self.reason = ""
 
     def __call__(self, sh, escape, cmd, args, env):
+        # The program (this Python) may be named by a stand-in word (program()): its
+        # path holds '$' in a checkout in such a folder.
+        args = [toolchains.real_program(args[0]), *args[1:]]
         try:
             result = subprocess.run(args, env=env, close_fds=True, stdout=subprocess.PIPE,
                                     stderr=subprocess.STDOUT, text=True, errors="replace",

@@ -33,11 +33,14 @@ def configure(env) -> remote_cache.RemoteCache | None:
         return None
     try:
         timeout, retries = float(env["REMOTE_CACHE_TIMEOUT"]), int(env["REMOTE_CACHE_RETRIES"])
+        max_mib = int(env.get("REMOTE_CACHE_MAX_MIB", str(remote_cache.MAX_BLOB_MIB)))
     except ValueError:
-        fail("REMOTE_CACHE_TIMEOUT and REMOTE_CACHE_RETRIES take numbers (seconds, attempts)")
+        fail("REMOTE_CACHE_TIMEOUT, REMOTE_CACHE_RETRIES and REMOTE_CACHE_MAX_MIB take numbers "
+             "(seconds, attempts, MiB)")
     read_only = only_reads(env, "REMOTE_CACHE_READONLY")
     try:
-        cache = remote_cache.from_environment(url, read_only, timeout, retries, warn=_warn)
+        cache = remote_cache.from_environment(url, read_only, timeout, retries, warn=_warn,
+                                              max_blob_mib=max_mib)
     except UserError as e:
         fail(str(e))
     os.environ.pop(remote_cache.TOKEN_VARIABLE, None)

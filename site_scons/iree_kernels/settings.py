@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from .integrity import KEY_FILE_VARIABLE, KEY_VARIABLE
-from .remote_cache import URL_VARIABLE
+from .remote_cache import MAX_BLOB_MIB, MAX_RETRIES, URL_VARIABLE, redact
 from .scaffold import LANGUAGES, TARGET_LANGUAGES
 from .targets import TARGETS
 
@@ -38,6 +38,13 @@ class Setting:
     # What a '$' in the value gets (SCons evaluates ``${...}`` in variables' values): a path
     # or any other value refuses it; free text (an executable name, a filter) has it escaped.
     dollar: str = "refused"              # refused, refused in a path, escaped
+    # A URL that may hold ``user:password@`` (refused, but never shown): messages and
+    # ``scons -h`` show it through ``shown``.
+    url: bool = False
+
+    def shown(self, value: str) -> str:
+        """``value`` as messages and ``scons -h`` print it: a URL without its credentials."""
+        return redact(value) if self.url and isinstance(value, str) else value
 
     def default_value(self, environ: Mapping[str, str] = os.environ,
                       terminal: bool | None = None) -> str:
@@ -57,7 +64,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("IREE_TARGETS", "comma-separated targets to build, of those each model lists ("
             + ", ".join(TARGETS) + ")",
             ",".join(TARGETS)),
-    Setting("BUILD_DIR", "where everything built goes", "build", dollar=_PATH),
+    Setting("BUILD_DIR", "where everything built goes: a folder inside the repository, "
+            "relative to its root (an absolute path, or one leaving the repository, is refused: "
+            "command lines, compile_commands.json and lock records name files relative to the "
+            "root)", "build", dollar=_PATH),
     Setting("MANIFESTS", "glob of kernel manifests, relative to the repository root",
             "kernels/**/*.toml", dollar=_PATH),
     Setting("VERBOSE", "print full command lines", "no", "bool"),
@@ -86,6 +96,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("LANGUAGE", "for 'scons scaffold': the skeleton's language: "
             f"{', '.join(LANGUAGES)}; empty: the target's own ("
             + ", ".join(f"{lang} for {t}" for t, lang in TARGET_LANGUAGES.items()) + ")"),
+    Setting("EXPECTED", "for 'scons expected': comma-separated models to write expected "
+            "outputs for; empty: every model that has none"),
     Setting("SCAFFOLD_MANIFEST", "for 'scons scaffold': the manifest its entry is appended to",
             "kernels/scaffolded.toml", dollar=_PATH),
     Setting("IREE_COMPILE_TIMEOUT", **_seconds("an iree-compile run may take", "3600")),
@@ -106,12 +118,16 @@ SETTINGS: tuple[Setting, ...] = (
             "are never taken", "no", "bool"),
     Setting("REMOTE_CACHE_URL", "HTTP(S) remote cache in Bazel's layout (/cas/, /ac/) shared by "
             f"SCons's cache and the codegen cache (environment: {URL_VARIABLE}); empty: none",
-            environment=URL_VARIABLE),
+            environment=URL_VARIABLE, url=True),
     Setting("REMOTE_CACHE_READONLY", "take entries from the remote cache, never upload",
             "no", "bool"),
-    Setting("REMOTE_CACHE_TIMEOUT", "seconds a remote cache request may wait for the server",
-            "10"),
-    Setting("REMOTE_CACHE_RETRIES", "more attempts after a remote cache request failed", "2"),
+    Setting("REMOTE_CACHE_TIMEOUT", "seconds a remote cache request may take, whatever the "
+            "server does (plus a second per MiB transferred; at most 3600)", "10"),
+    Setting("REMOTE_CACHE_RETRIES", "more attempts after a remote cache request failed "
+            f"(at most {MAX_RETRIES})", "2"),
+    Setting("REMOTE_CACHE_MAX_MIB", "MiB a file taken from the remote cache may have (it is "
+            "held in memory): a larger one is built, not downloaded, and not uploaded",
+            str(MAX_BLOB_MIB)),
     Setting("ARCHIVE", "release archive that verify-release checks this checkout against",
             dollar=_PATH),
     Setting("EXECUTABLE_CACHE", "targets whose executables go through the per-executable "

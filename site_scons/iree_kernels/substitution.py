@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from . import hsaco, ptx, settings, spirv, toolchains
+from . import elf, hsaco, ptx, settings, spirv, toolchains
 from .errors import UserError
 from .executables import Executable
 from .manifest import Substitution, closest
@@ -94,6 +94,11 @@ class KernelChecks:
         code = hsaco.read_hsaco(Path(planned.path).read_bytes(), planned.path)
         hsaco.check_hsaco(code, planned.path, planned.executable, self.hip_arch)
 
+    def _check_object(self, planned: "Planned") -> None:
+        """A native object (llvm-cpu): it defines the function the wrapper imports."""
+        function = planned.substitution.function or PurePosixPath(planned.substitution.file).stem
+        elf.check_function(Path(planned.path).read_bytes(), planned.path, function)
+
     def _check_spirv(self, planned: "Planned") -> None:
         module = spirv.read_spirv(Path(planned.path).read_bytes(), planned.path)
         spirv.run_spirv_val(self.spirv_val or _missing("spirv-val", planned), planned.path,
@@ -117,7 +122,7 @@ class KernelChecks:
 # What checks a kernel the build is given or makes, by its suffix (targets.KERNEL_KINDS
 # names the program a check runs, so that a missing one is reported before the build).
 _CHECKS = {".ptx": KernelChecks._check_ptx, ".hsaco": KernelChecks._check_hsaco,
-           ".spv": KernelChecks._check_spirv}
+           ".spv": KernelChecks._check_spirv, ".o": KernelChecks._check_object}
 
 
 class _Unchecked(KernelChecks):

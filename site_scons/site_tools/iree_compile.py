@@ -41,8 +41,13 @@ def _substituted_paths(text: str, kinds: tuple[str, ...]) -> list[str]:
 
 
 def scan_substitutions(node, env, path):
-    """Files a flag file substitutes; files an MLIR executable links as objects."""
-    if not node.exists():
+    """Files a flag file substitutes; files an MLIR executable links as objects.
+
+    A program the build assembled (``node.attributes.assembled``) is not read:
+    it weighs what the model's weights do, and every file it links is named
+    by the substitution flags beside it.
+    """
+    if not node.exists() or getattr(node.attributes, "assembled", False):
         return []
     text = node.get_text_contents()
     if node.get_suffix() == ".flags":

@@ -120,6 +120,7 @@ def declare_module_from_program(env, module, program, target: str, options, subs
         [program, options, spec_value(env, spec), *resolved,
          *(replacements[name] for name in sorted(replacements))], **where, **short)
     env.Depends(assembled, substitutions)      # substitutions are checked before they are applied
+    assembled[0].attributes.assembled = True   # the module's scanner reads its flags instead
     if cached and cache.is_under(env.Dir(f"#{env['BUILD_DIR']}")):
         env.Clean(assembled, cache)
     # assembled[1]: --compile-from= the phase the program is at (ASSEMBLE says which).

@@ -29,7 +29,7 @@ from iree_kernels.files import not_regular
 from iree_kernels.errors import UserError
 from iree_kernels.manifest import closest, load_project
 from iree_kernels.scaffold import LANGUAGES, TARGET_LANGUAGES
-from iree_kernels.settings import SETTINGS, Setting
+from iree_kernels.settings import BY_NAME, SETTINGS, Setting
 from iree_kernels.targets import (KERNEL_KINDS, REPRODUCIBLE_FLAGS, TARGETS, kernel_kind,
                                   module_targets, parse_archs, rejected_arch_message)
 from iree_kernels.scons import (OPTION_ORIGINS, fail, lock_build_folder, pspawn_without_shell,
@@ -73,6 +73,8 @@ TARGET_HELP = {
     "bench": "the microbenchmarks, then one table: kernel against IREE's own executable",
     "hotspots": "where each model's time goes, executable by executable",
     "scaffold": "a kernel skeleton and its manifest entry (SCAFFOLD, LANGUAGE)",
+    "expected": "expected outputs from IREE's plain llvm-cpu compile, for each model without "
+                "any (or those EXPECTED names)",
     "release": "every module in one archive, with what built it",
     "verify-release": "this checkout rebuilt and compared with a release archive (ARCHIVE)",
     "compile_commands.json": "clangd's compilation database of the .cu and .c kernels",
@@ -98,11 +100,24 @@ def _variables(env) -> Variables:
             toolchains.TIMEOUTS[name] = toolchains.seconds(env[name])
         except ValueError:
             fail(f"{name}={env[name]}: expected a number of seconds (0: no limit)")
+    _check_build_dir(env["BUILD_DIR"])
     try:
         toolchains.seconds(env["LOCK_WAIT"])
     except ValueError:
         fail(f"LOCK_WAIT={env['LOCK_WAIT']}: expected a number of seconds")
     return variables
+
+
+def _check_build_dir(value: str) -> None:
+    """BUILD_DIR is a folder inside the repo, named relative to its root: every path the build
+    writes (command lines, compile_commands.json, lock records) is named relative to the root."""
+    normal = os.path.normpath(value) if value else ""
+    if os.path.isabs(value) or value.startswith("~"):
+        fail(f"BUILD_DIR={value}: an absolute path; give a folder inside the repository, "
+             "relative to its root (e.g. build or out/build), and link it elsewhere if need be")
+    if normal in ("", ".") or normal.split(os.sep)[0] == "..":
+        fail(f"BUILD_DIR={value!r}: not a folder inside the repository; give one relative to "
+             "its root, e.g. build")
 
 
 def _variable(setting: Setting) -> tuple:
@@ -128,6 +143,9 @@ def _help_text(variables, env, key, help, default, actual, aliases=None) -> str:
     """SCons's text for one variable, a boolean's value written yes/no as docs/variables.md does."""
     if default in ("yes", "no"):          # SCons shows the converted value: True, False
         actual = {"True": "yes", "False": "no"}.get(str(actual), actual)
+    setting = BY_NAME.get(key)
+    if setting is not None:               # a URL's user:password@ is never shown
+        default, actual = setting.shown(default), setting.shown(actual)
     return SCons.Variables.Variables.FormatVariableHelpText(variables, env, key, help, default, actual, aliases)
 
 
@@ -180,6 +198,9 @@ def _selected_targets(env) -> list[str]:
     return selected
 
 
+SCONS_MAX_DRIFT = 2 * 24 * 60 * 60      # SCons's default --max-drift
+
+
 def declare_project(env, manifests=None):
     """Declare every module of the repo's manifests; see the module's docstring."""
     try:
@@ -192,6 +213,11 @@ def _declare_project(env, manifests=None):
     _variables(env)
     env = env.Clone(SPAWN=spawn_without_shell, PSPAWN=pspawn_without_shell,
                     ESCAPE=lambda arg: arg)
+    if SCons.Script.GetOption("max_drift") == SCONS_MAX_DRIFT:
+        # The content signature .sconsign keeps for a file is trusted where the file's time
+        # is the one it was taken at and older than a second, not two days: a model's
+        # intermediates weigh what its weights do, and hashing them was most of a no-op.
+        SCons.Script.SetOption("max_drift", 1)
     if not env["VERBOSE"]:
         env.Replace(**SHORT_COMSTRS)
     if env["PROGRESS"]:
@@ -228,6 +254,8 @@ def _declare_project(env, manifests=None):
     if env["SCAFFOLD"] and not env.Alias("scaffold")[0].sources:
         fail(f"SCAFFOLD={env['SCAFFOLD']}: expected MODEL/TARGET/EXECUTABLE of a declared "
               f"model and target; models: {', '.join(sorted(project.models))}")
+    if wanted("expected") and not SCons.Script.GetOption("clean"):
+        _check_expected(env, project, modules)
     env.IreeBench(build.Dir("bench").File("microbenchmarks.txt"))
     if wanted("compile_commands"):
         env.IreeCompileCommands(env.File("#compile_commands.json"), modules)
@@ -236,6 +264,29 @@ def _declare_project(env, manifests=None):
     if SCons.Script.GetOption("clean"):
         _declare_clean(env, build, root)
     return modules
+
+
+def _expected_models(env, models) -> list[str]:
+    """The models 'scons expected' writes for: those EXPECTED names, or every one without any."""
+    named = [m.strip() for m in env["EXPECTED"].split(",") if m.strip()]
+    return [m.name for m in models if (m.name in named if named else m.expected is None)]
+
+
+def _check_expected(env, project, modules) -> None:
+    """EXPECTED names declared models, each with an llvm-cpu module to be the reference."""
+    named = [m.strip() for m in env["EXPECTED"].split(",") if m.strip()]
+    for name in named:
+        if name not in project.models:
+            fail(f"EXPECTED={env['EXPECTED']}: no model '{name}'{closest(name, project.models)}; "
+                 f"models: {', '.join(sorted(project.models))}")
+    references = {m.model.name for m in modules if m.target.name == "llvm-cpu"}
+    for name in _expected_models(env, project.models.values()):
+        if name not in references:
+            fail(f"scons expected: model '{name}' has no llvm-cpu module to be the reference "
+                 "(add llvm-cpu to its targets, and to IREE_TARGETS)")
+    if not env.Alias("expected")[0].sources:
+        fail("scons expected: every model has expected outputs; name one in EXPECTED=... to "
+             "write it again (after moving its file away)")
 
 
 def _declare_clean(env, build, root: Path) -> None:
@@ -338,6 +389,9 @@ def _declare_uses(env, declared: DeclaredModule, scaffolds: bool) -> list:
         env.IreeMicrobenchmarks(declared)
     if wanted("hotspots"):
         env.IreeHotspots(declared)
+    if scaffolds and declared.target.name == "llvm-cpu" and wanted("expected") and \
+            declared.model.name in _expected_models(env, [declared.model]):
+        env.IreeExpectedOutputs(declared)
     checks = [env.IreeModuleCheck(declared)]
     if declared.substitutions and wanted("verify", "check"):
         checks += env.IreeVerification(declared)
@@ -485,7 +539,7 @@ def generate(env):
     for tool in ("iree_compile", "iree_substitutions", "iree_run", *kernel_tools, "iree_dump",
                  "iree_bench", "iree_hotspots", "iree_scaffold", "iree_compile_commands",
                  "iree_cache", "iree_release", "iree_program", "onnx_import", "torch_import",
-                 "iree_verify"):
+                 "iree_verify", "iree_expected"):
         env.Tool(tool)
     env.AddMethod(declare_project, "IreeKernelProject")
 

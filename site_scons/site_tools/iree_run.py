@@ -39,18 +39,22 @@ def declare_check(env, declared: DeclaredModule):
     model, target, module = declared.model, declared.target, declared.module
     name = f"check-{declared.where.folder}-{model.name}"
     if model.expected is None:
-        return skipped(env, name, escape(f"check: skipped {module}: {model.source} has no "
-                                         "expected outputs"))
+        return skipped(env, name, escape(
+            f"check: skipped {module}: model '{model.name}' has no expected outputs; create "
+            f"{model.expected_file} ('scons expected EXPECTED={model.name}' writes it from "
+            "IREE's plain llvm-cpu compile)"), [module])
     if not wanted("check"):
         return env.Alias(name, [])
     driver = runtime.device_driver(target.run_device)
     if driver not in runtime.available_drivers(env.subst("$IREE_RUN_MODULE")):
         return skipped(env, name, escape(f"check: skipped {module}: no '{driver}' device on "
-                                         "this machine (iree-run-module --list_devices)"))
+                                         "this machine (iree-run-module --list_devices)"),
+                       [module])
     cases = expected_cases(env, declared)
     if not cases:
         return skipped(env, name, escape(f"check: skipped {module}: no case of "
-                                         f"{model.expected} applies to target '{target.name}'"))
+                                         f"{model.expected} applies to target '{target.name}'"),
+                       [module])
     check = env.IreeCheck(module.target_from_source("", ".check"), [module, model.expected],
                           IREE_RUN_DEVICE=target.run_device, IREE_RUN_TARGET=target.name)
     env.Depends(check, case_files(env, cases))

@@ -9,12 +9,14 @@ a kernel.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import SCons.Action
 
 from iree_kernels import executables, scaffold, selection
 from iree_kernels.errors import UserError
+from iree_kernels.files import read_text
 from iree_kernels.manifest import closest
 from iree_kernels.scons import escape, reporting_user_errors, write_atomically
 from iree_kernels.scons_module import DeclaredModule
@@ -43,13 +45,31 @@ def write_scaffold(target, source, env):
                                translated.get(name, found[name]), dumped[0].read_text() if dumped else "",
                                fingerprint[:len("sha256:") + 16])
     kernel, manifest = Path(result.file), Path(spec["manifest"])
-    if kernel.exists():
+    for path, what in ((kernel, "the kernel"), (manifest, "SCAFFOLD_MANIFEST")):
+        _refuse_links(path, what)
+    if os.path.lexists(kernel):
         raise UserError(f"{kernel} exists already; move it away to scaffold it again")
+    try:
+        previous = read_text(manifest) if os.path.lexists(manifest) else ""
+    except (OSError, ValueError) as e:
+        raise UserError(f"SCAFFOLD_MANIFEST: {manifest} {getattr(e, 'strerror', None) or e}") \
+            from None
     write_atomically(str(kernel), result.text)
-    previous = manifest.read_text() if manifest.exists() else ""
     write_atomically(str(manifest), previous + result.entry)
     print(f"scaffold: wrote {kernel} and added its entry to {manifest}; edit the kernel, "
           "then run scons")
+
+
+def _refuse_links(path: Path, what: str) -> None:
+    """UserError where ``path`` (relative to the repo root) leaves the repo or goes through a link."""
+    if path.is_absolute() or ".." in path.parts:
+        raise UserError(f"{what}: {path} is not a path inside the repository")
+    for depth in range(1, len(path.parts) + 1):
+        prefix = Path(*path.parts[:depth])
+        if prefix.is_symlink():
+            raise UserError(f"{prefix} is a symbolic link; scaffold never writes through one "
+                            f"(writing {path} would follow it, maybe out of the repository): "
+                            "replace it with a folder or file")
 
 
 def declare_scaffold(env, declared: DeclaredModule, listing, executable: str, language: str,

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+from dataclasses import asdict
 from pathlib import Path
 
 import SCons.Action
@@ -143,7 +144,7 @@ def declare_verification(env, declared: DeclaredModule) -> list:
         if not sub.verify:
             nodes += skip(f"{sub.origin.file} says it computes something else (verify = false)")
             continue
-        tolerance = {"atol": sub.atol, "rtol": sub.rtol, "ulp": sub.ulp}
+        tolerance = asdict(sub.tolerance)
         wanted = env.Value(json.dumps({"key": sub.key, "tolerance": tolerance}, sort_keys=True))
         plan = env.IreeHarnessModules(stem, [harnesses, declared.options, declared.record,
                                              declared.resolved, wanted,

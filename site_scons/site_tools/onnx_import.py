@@ -9,8 +9,11 @@ Method:
       ``.onnx``: declares its import into ``folder/<model name>.mlir`` and
       returns the model with that file as its source, so every step after
       it (dumps, modules, checks) reads the imported MLIR. Other models are
-      returned as they are. Editing the ``.onnx`` (or its opset) imports it
-      again; nothing else does.
+      returned as they are. Editing the ``.onnx`` (or its opset), or an
+      external data file its tensors name (``location``, beside the model;
+      found by a scanner reading the model with the ``onnx`` package),
+      imports it again; nothing else does. External data outside the
+      model's folder is refused, naming the model and the location.
 
 Variables:
   IREE_IMPORT_ONNX          the importer; default: this Python running IREE's
@@ -39,10 +42,13 @@ import importlib.util
 import sys
 
 import SCons.Builder
+import SCons.Errors
+import SCons.Scanner
 import SCons.Util
 
+from iree_kernels.errors import UserError
 from iree_kernels.manifest import DEFAULT_OPSET
-from iree_kernels.onnx_import import failure_reason, importer_versions
+from iree_kernels.onnx_import import external_data, failure_reason, importer_versions
 from iree_kernels.scons import program
 from iree_kernels.scons_import import ImportCommand, manifest_entry, package_versions, register_importer
 from iree_kernels.scons_kernels import version_emitter
@@ -53,6 +59,16 @@ SHORT_COMSTR = "IMPORT   $TARGET"
 def _emit_versions(target, source, env):
     env.Depends(target, package_versions("iree-import-onnx", importer_versions))
     return target, source
+
+
+def scan_external_data(node, env, path) -> list:
+    """The external data files an .onnx model's tensors name: the import reads them."""
+    if not node.exists():
+        return []
+    try:
+        return [env.fs.File(found) for found in external_data(node.abspath, str(node))]
+    except UserError as e:
+        raise SCons.Errors.UserError(str(e)) from None
 
 
 def _declare_import(env, model, target):
@@ -76,6 +92,7 @@ def generate(env):
     env["BUILDERS"]["IreeImportOnnx"] = SCons.Builder.Builder(
         action=ImportCommand("IREE_IMPORT_ONNX", failure_reason),
         suffix=".mlir", src_suffix=".onnx",
+        source_scanner=SCons.Scanner.Scanner(scan_external_data, name="OnnxExternalDataScanner"),
         emitter=[_emit_versions, version_emitter("IREE_IMPORT_ONNXCOM")])
     register_importer(env, ".onnx", _declare_import)
 

@@ -8,6 +8,7 @@ cases fail while SCons reads the manifests, which takes under a second.
 from __future__ import annotations
 
 import fcntl
+import gzip
 import os
 import shutil
 
@@ -15,7 +16,7 @@ import pytest
 
 from conftest import REPO
 from harness import scons
-from iree_kernels import toolchains
+from iree_kernels import release, toolchains
 from test_bad_inputs import (BASE, C, EW, FIFO, FOLDER, GLSL, PWNED, SQUARE, Case, Link, line_of,
                              run_bad_input, sub)
 
@@ -30,6 +31,19 @@ EXPECTED = ('[[case]]\nfunction = "main"\ninputs = ["4x8xf32=1", "8x16xf32=0.5",
 CHECK = ("check", "IREE_TARGETS=llvm-cpu")
 EW_ONLY = '[models.ew]\nsource = "models/ew.mlir"\ntargets = ["llvm-cpu", "{0}"]\n'
 MLP_ONLY = '[models.mlp]\nsource = "models/mlp.mlir"\ntargets = ["llvm-cpu"]\n'
+
+
+def tarfile_bytes(members: list[tuple[str, bytes]]) -> bytes:
+    """An uncompressed tar of ``members`` (name, content), in that order, names repeated as given."""
+    import io
+    import tarfile
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for name, data in members:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
 
 
 def expected_case(**fields) -> str:
@@ -309,9 +323,50 @@ PATHS = [
              inputs='["@build/llvm-cpu/mlp.vmfb"]')}, args=CHECK),
     Case("expected-path-on-clean", BASE, f"field 'inputs': '@{P}': path",
          files={"models/mlp.expected.toml": expected_case(inputs=f'["@{P}"]')}, args=("-c",)),
+    Case("scaffold-through-a-linked-folder", BASE, "kernels/llvm-cpu is a symbolic link; "
+         "scaffold never writes through one", files={"../elsewhere": FOLDER,
+                                                     "kernels/llvm-cpu": Link("../../elsewhere")},
+         args=("scaffold", "SCAFFOLD=mlp/llvm-cpu/main_dispatch_0", "LANGUAGE=mlir")),
+    Case("scaffold-manifest-through-a-link", BASE, "kernels/out is a symbolic link; scaffold "
+         "never writes through one", files={"../elsewhere": FOLDER,
+                                            "kernels/out": Link("../../elsewhere")},
+         args=("scaffold", "SCAFFOLD=mlp/llvm-cpu/main_dispatch_0", "LANGUAGE=mlir",
+               "SCAFFOLD_MANIFEST=kernels/out/x.toml", "MANIFESTS=kernels/**/*.toml")),
+    Case("scons-lock-a-link", BASE, "build/.scons-lock is a symbolic link; the build never "
+         "writes through one", files={"build/.scons-lock": Link("../../created-outside")}),
+    Case("scons-lock-a-fifo", BASE, "build/.scons-lock is a FIFO (named pipe), not a regular file",
+         files={"build/.scons-lock": FIFO}),
+    Case("build-dir-absolute", BASE, "BUILD_DIR=/tmp/iree-kernels-abs-build: an absolute path; "
+         "give a folder inside the repository", args=("BUILD_DIR=/tmp/iree-kernels-abs-build",)),
+    Case("build-dir-outside", BASE, "BUILD_DIR='../out': not a folder inside the repository",
+         args=("BUILD_DIR=../out",)),
+    Case("build-dir-root", BASE, "BUILD_DIR='.': not a folder inside the repository",
+         args=("BUILD_DIR=.",)),
 ]
 
-CASES = INJECTION + HANGS + VALIDATION + MESSAGES + PATHS
+EMPTY_LOCK = b'{"format": 1, "source_date_epoch": 0, "modules": []}'
+VERIFY = ("verify-release", "ARCHIVE=r.tar.gz", "IREE_TARGETS=llvm-cpu")
+RELEASES = [
+    Case("release-empty-lock", BASE, "r.tar.gz: lock.json lists no modules: nothing to verify",
+         files={"r.tar.gz": release.archive_bytes({"lock.json": EMPTY_LOCK,
+                                                   "build/llvm-cpu/mlp.vmfb": b"evil"}, 0)},
+         args=VERIFY),
+    Case("release-fifo", BASE, "r.tar.gz: the release archive is a FIFO (named pipe), not a "
+         "regular file", files={"r.tar.gz": FIFO}, args=VERIFY),
+    Case("release-dev-zero", BASE, "r.tar.gz: the release archive is a character device",
+         files={"r.tar.gz": Link("/dev/zero")}, args=VERIFY),
+    Case("release-second-lock", BASE, "r.tar.gz: member lock.json is in the archive twice",
+         files={"r.tar.gz": gzip.compress(tarfile_bytes([("lock.json", EMPTY_LOCK),
+                                                         ("lock.json", b"{}")]))},
+         args=VERIFY),
+    Case("key-file-fifo", BASE, "IREE_KERNELS_CACHE_KEY_FILE: cannot read key: is a FIFO (named "
+         "pipe), not a regular file", files={"key": FIFO},
+         env={"IREE_KERNELS_CACHE_KEY_FILE": "key"}),
+    Case("key-file-dev-zero", BASE, "IREE_KERNELS_CACHE_KEY_FILE: cannot read /dev/zero: is a "
+         "character device", env={"IREE_KERNELS_CACHE_KEY_FILE": "/dev/zero"}),
+]
+
+CASES = INJECTION + HANGS + VALIDATION + MESSAGES + PATHS + RELEASES
 
 
 def test_the_catalogue_holds_a_hundred_cases():

@@ -157,3 +157,53 @@ def test_a_real_network_from_the_onnx_package(project):
     logits = {float(v) for v in printed.split("=", 1)[1].replace("[", " ").replace("]", " ").split()}
     # Splat weights: every logit is the same, and (no softmax) not 1/1000.
     assert len(logits) == 1 and logits.pop() > 1e6
+
+
+def with_external_data(location: str) -> bytes:
+    """net(), its weights' tensor naming the external data file ``location`` (beside the model)."""
+    model = onnx.load_from_string(net())
+    tensor = model.graph.initializer[0]
+    tensor.ClearField("float_data")
+    tensor.data_location = TensorProto.EXTERNAL
+    tensor.external_data.add(key="location", value=location)
+    return model.SerializeToString()
+
+
+def write_external(project, weights=WEIGHTS, location="w.bin") -> None:
+    (project.root / "models").mkdir(parents=True, exist_ok=True)
+    (project.root / "models/net.onnx").write_bytes(with_external_data(location))
+    (project.root / "models" / location).write_bytes(weights.astype(np.float32).tobytes())
+
+
+def test_editing_an_external_data_file_imports_the_model_again(project):
+    write_external(project)
+    project.write("kernels/demo.toml", MANIFEST)
+    assert (project.root / "models/w.bin").stat().st_size == WEIGHTS.nbytes
+    first = project.scons()
+    assert first.ran("IMPORT") == [IMPORTED]
+    assert run_module(project.root / MODULE, "local-sync", "net", [INPUT]) == \
+        printed(np.maximum(X @ WEIGHTS, 0))
+    assert project.scons("--question").returncode == 0
+    (project.root / "models/w.bin").write_bytes((WEIGHTS * 2).astype(np.float32).tobytes())
+    assert project.scons("--question", expect_ok=False).returncode != 0
+    again = project.scons()
+    assert again.ran("IMPORT") == [IMPORTED] and again.ran("IREE") == [MODULE]
+    assert run_module(project.root / MODULE, "local-sync", "net", [INPUT]) == \
+        printed(np.maximum(X @ (WEIGHTS * 2), 0))
+
+
+@pytest.mark.parametrize("location, why", [
+    ("../outside.bin", "outside the model's folder"),
+    ("/etc/passwd", "outside the model's folder"),
+    ("absent.bin", "which is not found")])
+def test_external_data_outside_the_model_folder_is_refused(project, location, why):
+    make(project)
+    (project.root / "models/net.onnx").write_bytes(with_external_data(location))
+    (project.root / "outside.bin").write_bytes(WEIGHTS.tobytes())
+    build = project.scons(expect_ok=False)
+    errors = [line for line in build.output.splitlines() if line.startswith("scons: ***")]
+    assert errors == [f"scons: *** [{IMPORTED}] models/net.onnx: tensor 'w' stores its data in '{location}', "
+                      f"{why}" + (": external data must lie in the model's folder or below it"
+                                  if "outside" in why else "")], build.output
+    assert build.returncode == 2 and "Traceback" not in build.output
+    assert not (project.root / IMPORTED).exists()

@@ -247,3 +247,46 @@ def test_entries_are_authenticated_with_the_signing_key(tmp_path, server, monkey
     reader = checkout(tmp_path / "dev" / "repo")
     assert compilers_run(build(reader, server.url, "REMOTE_CACHE_READONLY=1")) == []
     assert same_modules(writer, reader)
+
+
+@pytest.mark.parametrize("mode, declared, why", [
+    ("slow-body", 300, "no answer in time"),
+    ("slow-body", 2 ** 62, "is 4611686018427387904 bytes, over REMOTE_CACHE_MAX_MIB"),
+    ("endless-chunked", 1000, "is larger than the 1000 bytes its action result says")])
+def test_a_hostile_server_cannot_hold_or_exhaust_the_build(tmp_path, server, mode, declared, why):
+    from cache_server import HostileServer
+    build(checkout(tmp_path / "writer"), server.url)             # action results for every file
+    with HostileServer(mode, declared=declared, delay=0.5, data=server.data) as hostile:
+        project = checkout(tmp_path / "repo")
+        start = time.monotonic()
+        result = project.scons(f"REMOTE_CACHE_URL={hostile.url}", "REMOTE_CACHE_TIMEOUT=1",
+                               "REMOTE_CACHE_RETRIES=0", "EXECUTABLE_CACHE=llvm-cpu")
+        took = time.monotonic() - start
+    assert why in result.output and "Traceback" not in result.output
+    assert len(compilers_run(result)) >= 4
+    assert took < 120, took
+
+
+@pytest.mark.parametrize("token", ["t0ken-\nX-Evil: 1", "t0ken-ünïcode"])
+def test_a_token_no_header_can_carry_is_one_line_that_never_shows_it(tmp_path, token):
+    result = checkout(tmp_path / "repo").scons(
+        "REMOTE_CACHE_URL=http://127.0.0.1:1/", expect_ok=False,
+        env={"IREE_KERNELS_REMOTE_CACHE_TOKEN": token})
+    assert "IREE_KERNELS_REMOTE_CACHE_TOKEN holds a character" in result.output, result.output
+    assert "t0ken" not in result.output and "Traceback" not in result.output
+
+
+def test_credentials_in_the_url_are_never_shown_not_even_by_help(tmp_path):
+    project = checkout(tmp_path / "repo")
+    url = "http://ci:hunter2-pw@127.0.0.1:1/"
+    for args in (("-h",), ()):
+        result = project.scons(*args, expect_ok=False,
+                               env={"IREE_KERNELS_REMOTE_CACHE_URL": url})
+        assert "hunter2" not in result.output and "Traceback" not in result.output, result.output
+    assert "***@127.0.0.1:1" in result.output
+
+
+def test_unbounded_retries_are_refused(tmp_path):
+    result = checkout(tmp_path / "repo").scons("REMOTE_CACHE_URL=http://127.0.0.1:1/",
+                                              "REMOTE_CACHE_RETRIES=1000000", expect_ok=False)
+    assert "REMOTE_CACHE_RETRIES: from 0 to 10" in result.output and not result.ok

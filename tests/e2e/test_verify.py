@@ -168,3 +168,136 @@ def test_dynamic_shapes_are_checked_at_the_expected_outputs_input_shapes(project
     assert "binding 2 (output 5000xf32 at byte 0): element [1023] is" in failed.output, \
         failed.output
     assert "5 of 5000 elements still hold their input value" in failed.output
+
+
+# The same 16x16 matmul three times in a row: IREE makes one executable of it, dispatched at
+# three sites on one transient buffer, the binding offsets passed as push constants.
+LAYERS = "func.func @main(%a: tensor<16x16xf32>, %w: tensor<16x16xf32>) -> tensor<16x16xf32> {\n" \
+    "  %zero = arith.constant 0.0 : f32\n  %empty = tensor.empty() : tensor<16x16xf32>\n" \
+    "  %init = linalg.fill ins(%zero : f32) outs(%empty : tensor<16x16xf32>) -> tensor<16x16xf32>\n" \
+    + "".join(f"  %t{i} = linalg.matmul ins(%{x}, %w : tensor<16x16xf32>, tensor<16x16xf32>) "
+              f"outs(%init : tensor<16x16xf32>) -> tensor<16x16xf32>\n"
+              for i, x in enumerate(["a", "t0", "t1"])) + "  return %t2 : tensor<16x16xf32>\n}\n"
+LAYERS_MANIFEST = """
+[models.layers]
+source = "models/layers.mlir"
+targets = ["llvm-cpu"]
+
+[[substitutions]]
+model = "layers"
+target = "llvm-cpu"
+executable = "main_dispatch_0"
+file = "kernels/matmul.c"
+workgroup_count = [1, 1, 1]
+"""
+# Sums in the other order from IREE's: a few ulps apart, within the default tolerance.
+MATMUL_C = """#include <stddef.h>
+#include <stdint.h>
+
+void matmul(const float *a, const float *w, float *out, uint32_t a_offset, uint32_t out_offset,
+            size_t id_x, size_t id_y, size_t id_z, size_t count_x, size_t count_y, size_t count_z) {
+  a += a_offset / sizeof(float);
+  out += out_offset / sizeof(float);
+  for (int i = 0; i < 16; ++i)
+    for (int j = 0; j < 16; ++j) {
+      float sum = 0.0f;
+      for (int k = 15; k >= 0; --k) sum += a[i * 16 + k] * w[k * 16 + j];
+      out[i * 16 + j] = sum;
+    }
+  WRONG
+}
+"""
+
+
+def test_an_executable_dispatched_at_several_sites_is_checked_at_each(project):
+    from iree_kernels.executables import read_executables
+    from iree_kernels.program import Program
+    project.write("models/layers.mlir", LAYERS)
+    project.write("kernels/layers.toml", LAYERS_MANIFEST)
+    project.write("kernels/matmul.c", MATMUL_C.replace("WRONG", ""))
+    build = project.scons("verify")
+    text = project.read("build/llvm-cpu/layers/executables.mlir")
+    with Program(text) as program:
+        sites = program.dispatch_sites()["main_dispatch_0"]
+    assert [s.constants for s in sites] == [(0, 0), (0, 1024), (1024, 0)]
+    executable, = read_executables(text).values()
+    assert [s.offset for s in executable.subspans if s.binding != 1] == [
+        "from push constant 0", "from push constant 1"]
+    assert "matched IREE's executable on local-sync (3 dispatch(es))" in build.output, build.output
+
+    # Wrong where it writes at byte 1024 only: the second site.
+    project.write("kernels/matmul.c", MATMUL_C.replace("WRONG", "if (out_offset) out[5] += 1;"))
+    failed = project.scons("verify", expect_ok=False)
+    assert ("at dispatch site 2 of 3 (in @main, push constants 0, 1024): binding 2 (output "
+            "16x16xf32 at byte 1024): element [0, 5] is") in failed.output, failed.output
+    assert "1 of 256 elements differ" in failed.output
+
+    # The offset ignored: right at the site whose offsets are 0, wrong at the others.
+    project.write("kernels/matmul.c", MATMUL_C.replace("WRONG", "").replace(
+        "out += out_offset", "out += 0 * out_offset"))
+    failed = project.scons("verify", expect_ok=False)
+    assert "at dispatch site 2 of 3" in failed.output and "did not write them" in failed.output
+
+
+NAN_MODEL = """func.func @main(%x: tensor<1024xf32>) -> tensor<1024xf32> {
+  %two = arith.constant dense<2.0> : tensor<1024xf32>
+  %below = arith.subf %x, %two : tensor<1024xf32>
+  %root = math.sqrt %below : tensor<1024xf32>
+  return %root : tensor<1024xf32>
+}
+"""
+NAN_MANIFEST = """
+[models.roots]
+source = "models/roots.mlir"
+targets = ["llvm-cpu"]
+
+[[substitutions]]
+model = "roots"
+target = "llvm-cpu"
+executable = "main_dispatch_0"
+file = "kernels/roots.c"
+workgroup_count = [1, 1, 1]
+"""
+# sqrt(x - 2) of inputs in [-1, 1]: a NaN everywhere, here with a payload IREE's has not.
+NAN_C = """#include <stddef.h>
+#include <stdint.h>
+
+void roots(const float *x, float *out, size_t id_x, size_t id_y, size_t id_z,
+           size_t count_x, size_t count_y, size_t count_z) {
+  for (int i = 0; i < 1024; ++i) out[i] = x[i] < 2.0f ? __builtin_nanf("0x123") : 0.0f;
+}
+"""
+
+
+def test_nans_match_nans_whatever_their_payload_unless_bitwise(project):
+    project.write("models/roots.mlir", NAN_MODEL)
+    project.write("kernels/roots.toml", NAN_MANIFEST)
+    project.write("kernels/roots.c", NAN_C)
+    assert "matched IREE's executable" in project.scons("verify").output
+
+    project.write("kernels/roots.toml", NAN_MANIFEST + "bitwise = true\n")
+    failed = project.scons("verify", expect_ok=False)
+    assert re.search(r"binding 1 \(output 1024xf32 at byte 0\): element \[0\] is nan, expected "
+                     r"nan .*1024 of 1024 elements differ \(bitwise\)", failed.output), failed.output
+
+    # A number where IREE's executable makes a NaN is wrong whatever the tolerance.
+    project.write("kernels/roots.toml", NAN_MANIFEST + "atol = 10\n")
+    project.write("kernels/roots.c", NAN_C.replace('__builtin_nanf("0x123")', "0.0f"))
+    failed = project.scons("verify", expect_ok=False)
+    assert "element [0] is 0.0, expected nan" in failed.output, failed.output
+
+
+def test_a_c_kernel_defining_another_function_fails_at_its_check_listing_them(project):
+    project.write("models/layers.mlir", LAYERS)
+    project.write("kernels/layers.toml", LAYERS_MANIFEST)
+    project.write("kernels/matmul.c", MATMUL_C.replace("WRONG", "").replace(
+        "void matmul(", "static int helper(void) { return 0; }\nvoid matmul_16x16("))
+    failed = project.scons("verify", expect_ok=False)
+    assert ("kernel kernels/matmul.c (compiled to build/kernels/matmul.o): defines no function "
+            "'matmul', which the wrapper imports (the manifest's function, default: the kernel "
+            "file's stem); the functions it defines: matmul_16x16; set function = "
+            "\"matmul_16x16\" in the manifest") in failed.output, failed.output
+    assert "undefined symbol" not in failed.output and not failed.ran("VERIFY")
+
+    project.write("kernels/layers.toml", LAYERS_MANIFEST + 'function = "matmul_16x16"\n')
+    assert "matched IREE's executable" in project.scons("verify").output

@@ -31,10 +31,28 @@ def test_zero_tolerance_is_bit_for_bit():
     assert mismatch(actual, expected, Tolerance(ulp=1)) is None
 
 
-def test_nan_equals_nan_only_bit_for_bit():
-    nan = np.array([np.nan], np.float32)
-    assert mismatch(nan, nan.copy(), Tolerance(atol=0, rtol=0)) is None
-    assert mismatch(nan, np.array([1.0], np.float32), Tolerance()) is not None
+def test_a_nan_matches_any_nan_unless_bitwise():
+    quiet = np.array([np.nan, 1.0], np.float32)
+    payload = np.array([0x7FC00123, 0xFFC00000], np.uint32).view(np.float32)   # both NaNs
+    payload[1] = 1.0
+    for tolerance in (Tolerance(), Tolerance(atol=0, rtol=0), Tolerance(ulp=0), Tolerance(ulp=3)):
+        assert mismatch(payload, quiet, tolerance) is None
+    said = mismatch(payload, quiet, Tolerance(bitwise=True))
+    assert said == "element [0] is nan, expected nan (difference nan, 291 ulp); 1 of 2 elements " \
+                   "differ (bitwise)"
+    assert mismatch(quiet, quiet.copy(), Tolerance(bitwise=True)) is None
+    assert mismatch(np.array([np.nan], np.float32), np.array([1.0], np.float32),
+                    Tolerance(atol=1e9)) is not None                  # a NaN is no number
+    assert mismatch(np.array([-0.0], np.float32), np.array([0.0], np.float32),
+                    Tolerance(bitwise=True)) is not None
+
+
+def test_bitwise_is_a_tolerance_key_of_manifests_that_must_be_a_boolean():
+    from iree_kernels.comparison import TOLERANCE_KEYS, tolerance_error
+    assert "bitwise" in TOLERANCE_KEYS
+    assert tolerance_error("bitwise", True) is None
+    assert "must be true or false" in tolerance_error("bitwise", 1)
+    assert Tolerance(ulp=2, bitwise=True).describe() == "bitwise"
 
 
 def test_a_mismatch_names_its_index_in_every_dimension():

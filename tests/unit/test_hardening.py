@@ -214,3 +214,16 @@ def test_a_manifest_outside_the_repo_is_refused(repo, tmp_path_factory):
 
 def test_shown_escapes_control_characters_only():
     assert shown("a\nb\tü$") == "a\\nb\\tü$"
+
+
+def test_the_onnx_importer_runs_where_its_python_path_holds_dollars(tmp_path):
+    from site_tools import onnx_import
+    folder = tmp_path / "$(touch x)${y}" / "bin"
+    folder.mkdir(parents=True)
+    python = folder / "python-of-this-checkout"
+    python.symlink_to(sys.executable)
+    word = toolchains.command_word(str(python))
+    assert "$" not in word
+    spawn = onnx_import._CapturingSpawn(timeout=60, verbose=False)
+    status = spawn(None, None, None, [word, "-c", "print('imported')"], dict(os.environ))
+    assert status == 0, spawn.reason

@@ -195,3 +195,17 @@ def test_a_linked_file_in_a_read_only_codegen_cache_is_kept_and_not_taken(tmp_pa
     assert taken.folder == tmp_path / "own" and len(damaged) == 1
     assert "is a symbolic link; entry kept (read-only cache)" in damaged[0]
     assert entry.binary.is_symlink()
+
+
+def test_a_key_file_that_is_a_fifo_a_device_or_huge_is_refused_unread(tmp_path):
+    import os
+    fifo = tmp_path / "key-fifo"
+    os.mkfifo(fifo)
+    huge = tmp_path / "huge-key"
+    huge.write_bytes(b"k" * (integrity.MAX_KEY_FILE_BYTES + 1))
+    for path, message in ((fifo, "is a FIFO (named pipe), not a regular file"),
+                          ("/dev/zero", "is a character device, not a regular file"),
+                          (huge, "is larger than 64 KiB, which no key is")):
+        with pytest.raises(UserError) as error:
+            integrity.from_environment({"IREE_KERNELS_CACHE_KEY_FILE": str(path)})
+        assert message in str(error.value) and "kkkk" not in str(error.value)

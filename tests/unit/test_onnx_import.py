@@ -1,6 +1,8 @@
 """What a failed ONNX import is reported as, and what the imports' signatures record."""
 from __future__ import annotations
 
+import pytest
+
 from iree_kernels.onnx_import import failure_reason, importer_versions
 
 TRACEBACK = """\
@@ -39,3 +41,34 @@ def test_other_output_is_its_last_line_and_missing_onnx_says_how_to_install():
 def test_importer_versions_name_both_packages():
     versions = importer_versions()
     assert versions.startswith("iree-base-compiler==3.13.0, onnx==")
+
+
+def _model_naming(location: str) -> bytes:
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+    w = helper.make_tensor("w", TensorProto.FLOAT, [1], [1.0])
+    w.ClearField("float_data")
+    w.data_location = TensorProto.EXTERNAL
+    w.external_data.add(key="location", value=location)
+    graph = helper.make_graph([helper.make_node("Identity", ["w"], ["z"])], "g", [],
+                              [helper.make_tensor_value_info("z", TensorProto.FLOAT, [1])], [w])
+    return helper.make_model(graph).SerializeToString()
+
+
+def test_external_data_files_are_listed_and_those_leaving_the_folder_refused(tmp_path):
+    from iree_kernels.errors import UserError
+    from iree_kernels.onnx_import import external_data
+    models = tmp_path / "models"
+    (models / "data").mkdir(parents=True)
+    (models / "data/w.bin").write_bytes(b"\0" * 4)
+    (tmp_path / "secret").write_bytes(b"\0" * 4)
+    (models / "link.bin").symlink_to(tmp_path / "secret")
+    model = models / "m.onnx"
+    model.write_bytes(_model_naming("data/w.bin"))
+    assert external_data(model) == [str(models / "data/w.bin")]
+    for location in ("../secret", "link.bin", str(tmp_path / "secret"), "data/../../secret"):
+        model.write_bytes(_model_naming(location))
+        with pytest.raises(UserError, match="outside the model's folder"):
+            external_data(model, "models/m.onnx")
+    model.write_bytes(b"not a protobuf")
+    assert external_data(model) == []

@@ -203,3 +203,111 @@ def test_the_objects_an_mlir_kernel_links_are_locked_too(tmp_path):
     findings = release.compare(released, {build.key: release.module_lock(tmp_path, build)})
     assert [f.why for f in findings if not f.matches][0].startswith(
         "object linked by main_dispatch_0 differs: sha256 ")
+
+
+def _tar_gz(add) -> bytes:
+    """A .tar.gz whose members ``add(tar)`` writes."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        add(tar)
+    return gzip.compress(buffer.getvalue())
+
+
+def _member(tar, name: str, data: bytes = b"", kind=tarfile.REGTYPE, link: str = "") -> None:
+    info = tarfile.TarInfo(name)
+    info.type, info.linkname, info.size = kind, link, len(data) if kind == tarfile.REGTYPE else 0
+    tar.addfile(info, io.BytesIO(data) if kind == tarfile.REGTYPE else None)
+
+
+EMPTY_LOCK = b'{"format": 1, "source_date_epoch": 0, "modules": []}'
+
+
+def _refused(tmp_path, content: bytes) -> str:
+    path = tmp_path / "r.tar.gz"
+    path.write_bytes(content)
+    with pytest.raises(UserError) as error:
+        release.read_release(path)
+    return str(error.value)
+
+
+def test_a_lock_listing_no_module_is_refused_whatever_lies_beside_it(tmp_path):
+    content = release.archive_bytes({"lock.json": EMPTY_LOCK,
+                                     "build/llvm-cpu/mlp.vmfb": b"evil"}, EPOCH)
+    assert "lock.json lists no modules: nothing to verify" in _refused(tmp_path, content)
+
+
+def _good_lock(tmp_path) -> tuple[bytes, bytes]:
+    build = _built_module(tmp_path)
+    lock = release.lock_record([release.module_lock(tmp_path, build)], EPOCH)
+    return release.lock_text(lock).encode(), (tmp_path / build.module).read_bytes()
+
+
+@pytest.mark.parametrize("extra, message", [
+    (lambda tar, lock: _member(tar, "lock.json", lock), "member lock.json is in the archive twice"),
+    (lambda tar, lock: _member(tar, "build/vulkan/mlp.vmfb", b"x"),
+     "member build/vulkan/mlp.vmfb is in the archive twice"),
+    (lambda tar, lock: _member(tar, "build/llvm-cpu/mlp.vmfb", b"evil"),
+     "member build/llvm-cpu/mlp.vmfb is not a module its lock.json names"),
+    (lambda tar, lock: _member(tar, "../outside.vmfb", b"evil"),
+     "member '../outside.vmfb' is a path with an empty, '.' or '..' part"),
+    (lambda tar, lock: _member(tar, "/etc/evil", b"evil"), "member '/etc/evil' is not a relative path"),
+    (lambda tar, lock: _member(tar, "build/link", kind=tarfile.SYMTYPE, link="/etc/passwd"),
+     "member build/link is a symbolic link, not a regular file"),
+    (lambda tar, lock: _member(tar, "build/hard", kind=tarfile.LNKTYPE, link="lock.json"),
+     "member build/hard is a hard link"),
+    (lambda tar, lock: _member(tar, "build/dev", kind=tarfile.CHRTYPE),
+     "member build/dev is a character device"),
+    (lambda tar, lock: _member(tar, "build/fifo", kind=tarfile.FIFOTYPE), "member build/fifo is a FIFO"),
+])
+def test_members_the_lock_does_not_name_or_that_are_no_plain_files_are_refused(tmp_path, extra,
+                                                                               message):
+    lock, module = _good_lock(tmp_path)
+
+    def add(tar):
+        _member(tar, "build/vulkan/mlp.vmfb", module)
+        _member(tar, "lock.json", lock)
+        extra(tar, lock)
+    assert message in _refused(tmp_path, _tar_gz(add))
+    assert release.read_release(_write_archive(tmp_path, lock, module)).lock["modules"]
+
+
+def _write_archive(tmp_path, lock: bytes, module: bytes):
+    path = tmp_path / "good.tar.gz"
+    path.write_bytes(release.archive_bytes({"lock.json": lock, "build/vulkan/mlp.vmfb": module},
+                                           EPOCH))
+    return path
+
+
+def test_a_gzip_bomb_is_refused_without_reading_it_all(tmp_path):
+    import time
+    header = tarfile.TarInfo("build/vulkan/mlp.vmfb")
+    header.size = 5 << 30
+    block = gzip.compress(bytes(16 << 20))       # gzip members concatenated: one stream
+    bomb = gzip.compress(header.tobuf()) + block * 320      # 5 GiB of zeros in ~5 MiB
+    assert len(bomb) < 6 << 20
+    start = time.monotonic()
+    message = _refused(tmp_path, bomb)
+    assert "decompresses to more than" in message and "Error" not in message
+    assert time.monotonic() - start < 30
+
+
+def test_a_fifo_or_device_as_archive_is_refused_unread(tmp_path):
+    import os
+    fifo = tmp_path / "fifo.tar.gz"
+    os.mkfifo(fifo)
+    for path, kind in ((fifo, "a FIFO (named pipe)"), ("/dev/zero", "a character device")):
+        with pytest.raises(UserError) as error:
+            release.read_release(path)
+        assert f"the release archive is {kind}, not a regular file" in str(error.value)
+
+
+def test_a_lock_listing_a_module_twice_or_at_an_unsafe_path_is_refused(tmp_path):
+    lock, module = _good_lock(tmp_path)
+    parsed = json.loads(lock)
+    twice = {**parsed, "modules": parsed["modules"] * 2}
+    content = release.archive_bytes({"lock.json": json.dumps(twice).encode(),
+                                     "build/vulkan/mlp.vmfb": module}, EPOCH)
+    assert "module #2 (vulkan/mlp) is listed twice" in _refused(tmp_path, content)
+    parsed["modules"][0]["module"]["path"] = "../../x.vmfb"
+    content = release.archive_bytes({"lock.json": json.dumps(parsed).encode()}, EPOCH)
+    assert "module #1 is at '../../x.vmfb'" in _refused(tmp_path, content)

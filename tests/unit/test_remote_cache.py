@@ -202,3 +202,91 @@ def test_a_server_that_never_answers_times_out_once():
     assert warnings == [f"remote cache {url}: no answer in time; building without it"]
     assert len(held) == 2                      # one attempt and one retry, then never again
     listener.close()
+
+
+def hostile_fetch(mode: str, timeout: float = 1.0, **server_options):
+    """What fetching from a HostileServer in ``mode`` gives, how long it took, and the warnings."""
+    import time
+    from cache_server import HostileServer
+    with HostileServer(mode, **server_options) as server:
+        warnings: list[str] = []
+        cache = RemoteCache(server.url, timeout=timeout, retries=0, warn=warnings.append,
+                            max_blob=1 << 20)
+        start = time.monotonic()
+        found = cache.fetch(KEY, ["e"], "build/x.vmfb")
+        return found, time.monotonic() - start, warnings, cache, server
+
+
+def test_a_well_behaved_hostile_server_serves():
+    found, _, warnings, _, _ = hostile_fetch("good")
+    assert found == {"e": b"entry"} and warnings == []
+
+
+@pytest.mark.parametrize("mode", ["slow-body", "slow-headers"])
+def test_a_server_sending_a_byte_a_second_is_cut_at_the_deadline(mode):
+    found, took, warnings, cache, _ = hostile_fetch(mode, timeout=1.0, delay=0.3,
+                                                    blob=b"e" * 200)
+    assert found is None and took < 3
+    assert warnings == [f"remote cache {cache.url}: no answer in time; building without it"]
+
+
+def test_a_blob_declared_huge_is_never_requested():
+    found, took, warnings, cache, server = hostile_fetch("slow-body", declared=2 ** 62)
+    assert found is None and took < 1 and server.requests == 1          # the action result only
+    assert warnings == [f"remote cache {cache.url}: blob /cas/{server.digest} of build/x.vmfb "
+                        f"is {2 ** 62} bytes, over REMOTE_CACHE_MAX_MIB (1 MiB); not used"]
+    assert cache.available
+
+
+@pytest.mark.parametrize("mode", ["endless-chunked", "huge"])
+def test_an_answer_longer_than_declared_is_cut_and_not_used(mode):
+    found, took, warnings, cache, server = hostile_fetch(mode, timeout=5, declared=1000)
+    assert found is None and took < 5
+    assert warnings == [f"remote cache {cache.url}: blob /cas/{server.digest} of build/x.vmfb "
+                        "is larger than the 1000 bytes its action result says; not used"]
+    assert cache.available
+
+
+def test_retries_and_timeouts_are_bounded():
+    for timeout, retries, match in [(10, 11, "REMOTE_CACHE_RETRIES: from 0 to 10"),
+                                    (10, -1, "REMOTE_CACHE_RETRIES"),
+                                    (float("inf"), 2, "REMOTE_CACHE_TIMEOUT"),
+                                    (float("nan"), 2, "REMOTE_CACHE_TIMEOUT"),
+                                    (0, 2, "REMOTE_CACHE_TIMEOUT")]:
+        with pytest.raises(UserError, match=match):
+            remote_cache.from_environment("http://cache.example/", timeout=timeout,
+                                          retries=retries, environ={})
+    with pytest.raises(UserError, match="REMOTE_CACHE_MAX_MIB"):
+        remote_cache.from_environment("http://cache.example/", max_blob_mib=0, environ={})
+
+
+@pytest.mark.parametrize("token", ["secret\nX-Injected: 1", "sécret-ü", "sec\x00ret", "a\u2028b"])
+def test_a_token_no_header_can_carry_is_refused_without_showing_it(token):
+    with pytest.raises(UserError) as e:
+        remote_cache.authorization("http://cache.example/", {remote_cache.TOKEN_VARIABLE: token})
+    assert remote_cache.TOKEN_VARIABLE in str(e.value) and "sec" not in str(e.value)
+
+
+def test_a_netrc_password_no_header_can_carry_is_refused_without_showing_it(tmp_path):
+    netrc = tmp_path / "netrc"
+    netrc.write_text("machine cache.example login ci password pässwort\n")
+    netrc.chmod(0o600)
+    with pytest.raises(UserError) as e:
+        remote_cache.authorization("http://cache.example/", {"NETRC": str(netrc)})
+    assert "pässwort" not in str(e.value) and str(netrc) in str(e.value)
+
+
+@pytest.mark.parametrize("url", ["http://ci:hunter2@cache.example/x", "http://:hunter2@cache.example/",
+                                 "ftp://ci:hunter2@cache.example/", "http://ci:hunter2@cache.example:bad/"])
+def test_a_url_with_credentials_is_refused_without_showing_them(url):
+    with pytest.raises(UserError) as e:
+        RemoteCache(url)
+    assert "hunter2" not in str(e.value) and "***@cache.example" in str(e.value)
+    assert remote_cache.redact(url).count("hunter2") == 0
+
+
+def test_an_empty_blob_answered_endlessly_is_cut_at_once():
+    found, took, warnings, cache, server = hostile_fetch("endless-chunked", timeout=5, declared=0)
+    assert found is None and took < 5
+    assert warnings == [f"remote cache {cache.url}: blob /cas/{server.digest} of build/x.vmfb "
+                        "is larger than the 0 bytes its action result says; not used"]

@@ -135,3 +135,84 @@ def test_a_plan_round_trips_and_another_format_is_refused():
     with pytest.raises(UserError, match="p.json: is not a differential-check plan"):
         verification.from_json('{"format": 99}', "p.json")
     assert verification.describe(plan) == "m/llvm-cpu e (k.mlir, exact)"
+
+
+def test_every_float_of_a_binding_is_finite_also_around_its_tensors():
+    case = Case("f", [(0, 4096), (4096, 256)], elements=("f32", "i32"))
+    start = verification.random_input(case, [Region(0, 1024, "f32", (16,), "readonly")], seed=1)
+    floats = start[:4096].view("<f4")
+    assert np.isfinite(floats).all() and np.abs(floats).max() <= 1.0 and floats.std() > 0.3
+    assert set(start[4096:].view("<i4").tolist()) <= set(range(8))
+    raw = verification.random_input(Case("f", [(0, 4096)], elements=("",)), [], seed=1)
+    assert not np.isfinite(raw.view("<f4")).all()       # bytes of no known type stay random
+
+
+LAYERS = (DATA / "benchmarks/layers_dispatch_0.mlir").read_text()  # IREE 3.13: 3 sites, 1 dumped
+
+
+def _site(number, constants, lengths):
+    from iree_kernels.program import DispatchSite
+    return DispatchSite("main_dispatch_0", "main_dispatch_0_matmul_16x16x16_f32", "main", number,
+                        (), constants, tuple(f"{c} : i32" for c in constants), lengths)
+
+
+def test_an_executable_dispatched_at_several_sites_gets_a_function_per_site():
+    function = "main_dispatch_0_embedded_elf_x86_64_main_dispatch_0_matmul_16x16x16_f32"
+    _, (dumped,) = verification.harness(LAYERS, "bench.mlir")
+    assert dumped.constants == (1024, 0)           # IREE's dump keeps the last site's
+    sites = [_site(1, (0, 0), (1024, 1024, 2048)), _site(2, (0, 1024), (2048, 1024, 2048)),
+             _site(3, (1024, 0), (2048, 1024, 1024)), _site(4, (0, 1024), (2048, 1024, 2048))]
+    text, cases = verification.harness(LAYERS, "bench.mlir", {function: sites})
+    assert [c.function for c in cases] == [f"{function}_site{n}" for n in (1, 2, 3)]
+    assert cases[1].bindings == [(0, 2048), (2048, 1024), (3072, 2048)]   # packed at 256 bytes
+    assert cases[1].site == "dispatch site 2 of 4 (in @main, push constants 0, 1024)"
+    second = text[text.index(f"@{function}_site2("):text.index(f"@{function}_site3(")]
+    assert "%iree_kernels_site_c1 = arith.constant 1024 : i32" in second
+    assert "constants([%iree_kernels_site_c0, %iree_kernels_site_c1])" in second
+    assert "[%iree_kernels_site_b2_at, %iree_kernels_site_b2_length]" in second
+    assert "%iree_kernels_site_b2_at = arith.constant 3072 : index" in second
+    from iree.compiler import ir
+    with ir.Context() as context:
+        context.allow_unregistered_dialects = True
+        ir.Module.parse(text)
+
+    subspans = (Subspan(0, "from push constant 0", "readonly", "f32", (16, 16),
+                        offset_expression=("push", 0)),
+                Subspan(2, "from push constant 1", "writeonly", "f32", (16, 16),
+                        offset_expression=("push", 1)))
+    assert [(r.binding, r.start) for r in verification.regions(cases[1], subspans)] == \
+        [(0, 0), (2, 3072 + 1024)]
+    assert [(r.binding, r.start) for r in verification.regions(cases[2], subspans)] == \
+        [(0, 1024), (2, 3072)]
+
+
+def test_offsets_are_computed_from_the_push_constants_they_are_made_of():
+    from iree_kernels.executables import evaluate
+    wide = ("arith.ori", ("push", 0), ("arith.shli", ("push", 1), ("constant", 32)))
+    assert evaluate(wide, (16, 1)) == 16 + (1 << 32)
+    assert evaluate(("push", 0), (-4,)) == 0xFFFFFFFC              # a 32-bit word
+    assert evaluate(("arith.addi", ("push", 2), ("constant", 64)), (0, 0)) is None
+    assert Subspan(0, "from push constant 0", "readonly", "f32", (4,)).offset_at((4,)) is None
+
+
+def test_what_iree_writes_outside_the_tensors_it_places_is_output_compared_with_the_tolerance():
+    case = Case("f", [(0, 64), (64, 64)], elements=("f32", "f32"))
+    inputs = [Region(0, 0, "f32", (4, 4), "readonly")]          # the output's offset unknown
+    start = verification.random_input(case, inputs, seed=2)
+    iree = start.copy()
+    iree[80:112] = np.arange(8, dtype="<f4").view(np.uint8)
+    close = iree.copy()
+    close[84:88] = np.array([1.0000001], "<f4").view(np.uint8)
+    assert verification.compare(case, inputs, start, iree, close, Tolerance()) is None
+    nans = [iree.copy() for _ in range(2)]
+    nans[0][80:84] = np.array([0x7FC00000], "<u4").view(np.uint8)
+    nans[1][80:84] = np.array([0xFFC00123], "<u4").view(np.uint8)
+    assert verification.compare(case, inputs, start, nans[0], nans[1], Tolerance()) is None
+    wrong = verification.compare(case, inputs, start, iree, close, Tolerance(ulp=0))
+    assert wrong.startswith("binding 1 (what IREE's executable writes outside the tensors this "
+                            "check could place, as f32): the f32 at byte 20 is 1.0000001192092896, "
+                            "expected 1.0"), wrong
+    stray = iree.copy()
+    stray[120] ^= 1                                              # where IREE wrote nothing
+    assert verification.compare(case, inputs, start, iree, stray, Tolerance()).endswith(
+        "the kernel writes where IREE's executable does not")

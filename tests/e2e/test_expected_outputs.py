@@ -1,0 +1,93 @@
+"""'scons expected' writes a model's expected outputs; 'scons check' never passes on a stale module.
+
+The model is a torch export in miniature: its weights are ``dense_resource``
+constants, one inlined into an executable, one kept by the host program.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from conftest import REPO
+
+MODEL = """\
+func.func @main(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %w = arith.constant dense_resource<inside> : tensor<4xf32>
+  %v = arith.constant dense_resource<outside> : tensor<4xf32>
+  %0 = arith.addf %x, %w : tensor<4xf32>
+  return %0, %v : tensor<4xf32>, tensor<4xf32>
+}
+{-#
+  dialect_resources: {
+    builtin: {
+      inside: "0x040000000000803F000000400000404000008040",
+      outside: "0x0400000000002041000030410000404100005041"
+    }
+  }
+#-}
+"""
+MANIFEST = """\
+[models.res]
+source = "models/res.mlir"
+targets = ["llvm-cpu"]
+"""
+SUBSTITUTION = """
+[[substitutions]]
+model = "res"
+target = "llvm-cpu"
+executable = "main_dispatch_0"
+file = "kernels/res_add.mlir"
+"""
+
+
+def _with_dumped_kernel(project, edit=lambda text: text):
+    """The model's one executable, dumped with the resource it uses, edited, as its kernel."""
+    project.scons("dump")
+    dumped = project.read("build/llvm-cpu/res/dump/sources/module_main_dispatch_0.mlir")
+    assert 'inside: "0x040000000000803F' in dumped      # the weight travels with the executable
+    project.write("kernels/res_add.mlir", edit(dumped))
+    project.write("kernels/m.toml", MANIFEST + SUBSTITUTION)
+
+
+def test_check_without_expected_outputs_builds_the_module_and_names_the_file_to_create(project):
+    project.write("models/res.mlir", MODEL)
+    project.write("kernels/m.toml", MANIFEST)
+    _with_dumped_kernel(project)
+    build = project.scons("check")
+    assert build.ran("IREE") == ["build/llvm-cpu/res.vmfb"]          # built, though not checked
+    assert "create models/res.expected.toml ('scons expected EXPECTED=res'" in build.stdout
+    strict = project.scons("check", "CHECK_STRICT=yes", expect_ok=False)
+    assert strict.returncode == 2
+    assert "create models/res.expected.toml" in strict.stderr and "(CHECK_STRICT=yes)" in strict.stderr
+
+
+def test_expected_outputs_come_from_the_plain_module_and_catch_a_wrong_kernel(project):
+    project.write("models/res.mlir", MODEL)
+    project.write("kernels/m.toml", MANIFEST)
+    written = project.scons("expected")
+    assert written.ran("EXPECTED") == ["models/res.expected.toml"]
+    x = np.load(project.root / "models/res/main.input0.npy")
+    assert x.dtype == np.float32 and np.all(np.abs(x) <= 1) and len(set(x.tolist())) == 4
+    np.testing.assert_array_equal(np.load(project.root / "models/res/main.output0.npy"),
+                                  x + np.float32([1, 2, 3, 4]))
+    np.testing.assert_array_equal(np.load(project.root / "models/res/main.output1.npy"),
+                                  np.float32([10, 11, 12, 13]))
+    assert project.scons("expected", "EXPECTED=res", expect_ok=False).returncode == 2
+
+    _with_dumped_kernel(project, lambda text: text.replace("arith.addf", "arith.subf"))
+    wrong = project.scons("check", "-k", expect_ok=False)
+    assert "models/res.expected.toml: [[case]] #1" in wrong.stdout + wrong.stderr
+    assert "does not produce the expected outputs of @main: result 0" in wrong.output
+
+    _with_dumped_kernel(project)
+    right = project.scons("check")
+    assert "1 case(s) of models/res.expected.toml matched" in right.stdout
+
+
+def test_expected_names_what_it_cannot_do(project):
+    project.write("models/res.mlir", MODEL)
+    project.write("kernels/m.toml", MANIFEST.replace('["llvm-cpu"]', '["vulkan"]'))
+    no_reference = project.scons("expected", expect_ok=False)
+    assert "model 'res' has no llvm-cpu module to be the reference" in no_reference.stdout
+    project.write("kernels/m.toml", MANIFEST)
+    unknown = project.scons("expected", "EXPECTED=rez", expect_ok=False)
+    assert "no model 'rez' (did you mean 'res'?)" in unknown.stdout

@@ -1,0 +1,36 @@
+"""Seeded inputs for expected outputs: IREE's declared tensor types, finite values of a realistic range."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from iree_kernels.errors import UserError
+from iree_kernels.reference_outputs import TensorType, seeded_input
+
+
+def test_a_declared_tensor_type_gives_its_shape_and_element_type():
+    assert TensorType.parse("tensor<1x3x224x224xf32>", "main") == TensorType((1, 3, 224, 224), "f32")
+    assert TensorType.parse(" tensor<f16>", "main") == TensorType((), "f16")
+
+
+@pytest.mark.parametrize("text, says", [("tensor<?x4xf32>", "author's to choose"),
+                                        ("i32", "not a tensor")])
+def test_inputs_that_cannot_be_generated_are_named(text, says):
+    with pytest.raises(UserError, match=says) as e:
+        TensorType.parse(text, "forward")
+    assert "@forward" in str(e.value)
+
+
+@pytest.mark.parametrize("element", ["f16", "f32", "bf16"])
+def test_float_inputs_are_finite_and_in_minus_one_to_one(element):
+    values = seeded_input(TensorType((64, 64), element), np.random.default_rng(1))
+    as_float = values.astype(np.float64)
+    assert np.all(np.isfinite(as_float)) and np.all(np.abs(as_float) <= 1)
+    assert len(np.unique(as_float)) > 1000
+
+
+def test_integer_inputs_are_small_and_the_same_for_the_same_seed():
+    first = seeded_input(TensorType((100,), "i64"), np.random.default_rng(7))
+    again = seeded_input(TensorType((100,), "i64"), np.random.default_rng(7))
+    assert first.dtype == np.int64 and first.min() >= 0 and first.max() < 10
+    np.testing.assert_array_equal(first, again)
