@@ -42,9 +42,6 @@ EXECUTABLES = {
 }
 # Known gaps of scons verify, reported by the test as xfail until they are closed.
 VERIFY_GAPS = {
-    "torch_layers": "the executable's binding offsets are push constants, so verify knows none "
-                    "of its tensors (no regions) and fills raw random bytes: inf and NaN swamp "
-                    "a bias added with the wrong sign",
     "torch_dynamic": "verify skips it (IREE dumps no benchmark): the expected cases' input "
                      "shapes do not make the .pt2 export's dynamic-batch dispatch static",
 }
