@@ -28,7 +28,9 @@ NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 PATH_RE = re.compile(r"^[\w .+,@=/-]+$")
 
 MODEL_KEYS = {"source", "targets", "options", "expected", "opset"}
-MODEL_SUFFIXES = (".mlir", ".mlirbc", ".onnx")
+MODEL_SUFFIXES = (".mlir", ".mlirbc", ".onnx", ".pt2")
+# Sources the build imports to MLIR first: ONNX models and torch.export programs.
+IMPORTED_SUFFIXES = (".onnx", ".pt2")
 # The ONNX opset an .onnx source is converted to before it is imported (when
 # the model's own is older): 17 is what IREE's ONNX tests import at.
 DEFAULT_OPSET = 17
@@ -67,8 +69,8 @@ class Model:
 
     @property
     def imported(self) -> bool:
-        """Whether the source is imported (.onnx) before iree-compile reads it."""
-        return self.source.endswith(".onnx")
+        """Whether the source is imported (.onnx, .pt2) before iree-compile reads it."""
+        return self.source.endswith(IMPORTED_SUFFIXES)
 
 
 @dataclass(frozen=True)

@@ -239,7 +239,7 @@ def _declare_project(env, manifests=None):
     _lock(env, build)
     modules, check_nodes = [], []
     for model in project.models.values():
-        model = env.IreeImportedModel(model, build.Dir("models"))   # .onnx: reads its import
+        model = env.IreeImportedModel(model, build.Dir("models"))   # .onnx, .pt2: reads its import
         for target in model.targets:
             if target not in selected:
                 continue
@@ -541,8 +541,8 @@ def generate(env):
     kernel_tools = dict.fromkeys(kind.tool for kind in KERNEL_KINDS.values() if kind.tool)
     for tool in ("iree_compile", "iree_substitutions", "iree_run", *kernel_tools, "iree_dump",
                  "iree_bench", "iree_hotspots", "iree_scaffold", "iree_compile_commands",
-                 "iree_cache", "iree_release", "iree_program", "onnx_import", "iree_verify",
-                 "iree_expected"):
+                 "iree_cache", "iree_release", "iree_program", "onnx_import", "torch_import",
+                 "iree_verify", "iree_expected"):
         env.Tool(tool)
     env.AddMethod(declare_project, "IreeKernelProject")
 

@@ -31,80 +31,33 @@ The importer runs without a shell and writes beside its target, which is
 moved in place once it succeeded (WholeFileCommand). A failed import is one
 error line naming the model (``IREE_IMPORT_ONNX_MODEL``: where the manifest
 declares it), the ``.onnx`` file and the importer's last message, not its
-Python traceback; ``VERBOSE=1`` prints all it said. Imports depend on the
-versions of ``iree-base-compiler`` and ``onnx``, so upgrading either imports again.
+Python traceback; ``VERBOSE=1`` prints all it said (``iree_kernels.scons_import``).
+Imports depend on the versions of ``iree-base-compiler`` and ``onnx``, so
+upgrading either imports again; the release's lock record names them
+(``iree-import-onnx``).
 """
 from __future__ import annotations
 
-import dataclasses
 import importlib.util
-import subprocess
 import sys
 
 import SCons.Builder
-import SCons.Environment
 import SCons.Errors
 import SCons.Scanner
 import SCons.Util
 
-from iree_kernels import toolchains
 from iree_kernels.errors import UserError
 from iree_kernels.manifest import DEFAULT_OPSET
 from iree_kernels.onnx_import import external_data, failure_reason, importer_versions
-from iree_kernels.scons import WholeFileCommand, named_value, program
+from iree_kernels.scons import program
+from iree_kernels.scons_import import ImportCommand, manifest_entry, package_versions, register_importer
 from iree_kernels.scons_kernels import version_emitter
 
 SHORT_COMSTR = "IMPORT   $TARGET"
 
 
-class _ImportCommand(WholeFileCommand):
-    """``$IREE_IMPORT_ONNXCOM`` as a WholeFileCommand whose failure is one line naming the model."""
-
-    def execute(self, target, source, env, executor=None):
-        spawn = _CapturingSpawn(float(env.subst("$IREE_IMPORT_ONNXTIMEOUT") or 0) or None,
-                                bool(env.get("VERBOSE")))
-        # env.Override would drop this call's overrides (the opset, the model) on an
-        # OverrideEnvironment; wrapping keeps them.
-        with_spawn = SCons.Environment.OverrideEnvironment(env, {"SPAWN": spawn})
-        status = super().execute(target, source, with_spawn, executor)
-        if isinstance(status, SCons.Errors.BuildError):
-            model = env.get("IREE_IMPORT_ONNX_MODEL")
-            onnx = executor.get_all_sources()[0] if executor else source[0]
-            status.errstr = (f"{model + ': ' if model else ''}cannot import {onnx}: "
-                             f"{spawn.reason or status.errstr}")
-        return status
-
-
-class _CapturingSpawn:
-    """A SPAWN without a shell that keeps what the importer printed and says why it failed."""
-
-    def __init__(self, timeout: float | None, verbose: bool) -> None:
-        self.timeout, self.verbose, self.reason = timeout, verbose, ""
-
-    def __call__(self, sh, escape, cmd, args, env):
-        # The program (this Python) may be named by a stand-in word (program()): its
-        # path holds '$' in a checkout in such a folder.
-        args = [toolchains.real_program(args[0]), *args[1:]]
-        try:
-            result = subprocess.run(args, env=env, close_fds=True, stdout=subprocess.PIPE,
-                                    stderr=subprocess.STDOUT, text=True, errors="replace",
-                                    timeout=self.timeout)
-        except OSError as e:
-            self.reason = f"cannot run {args[0]}: {e.strerror}"
-            return 127
-        except subprocess.TimeoutExpired:
-            self.reason = f"the importer took more than {self.timeout:g} s (IREE_IMPORT_ONNXTIMEOUT)"
-            return 124
-        if result.returncode == 0 or self.verbose:
-            sys.stdout.write(result.stdout)
-            sys.stdout.flush()
-        if result.returncode != 0:
-            self.reason = failure_reason(result.stdout) or f"exit status {result.returncode}"
-        return result.returncode
-
-
 def _emit_versions(target, source, env):
-    env.Depends(target, named_value(importer_versions(), "ONNX importer versions"))
+    env.Depends(target, package_versions("iree-import-onnx", importer_versions))
     return target, source
 
 
@@ -118,18 +71,11 @@ def scan_external_data(node, env, path) -> list:
         raise SCons.Errors.UserError(str(e)) from None
 
 
-def imported_model(env, model, folder):
-    """``model`` reading its import where its source is .onnx; see the module's docstring."""
-    if not model.source.endswith(".onnx"):
-        return model
+def _declare_import(env, model, target):
     short = {} if env.get("VERBOSE") else {"IREE_IMPORT_ONNXCOMSTR": SHORT_COMSTR}
-    origin = model.origin
-    where = f"{origin.file}:{origin.line}" if origin.line else origin.file
-    imported = env.IreeImportOnnx(
-        folder.File(f"{model.name}.mlir"), f"#{model.source}",
-        IREE_IMPORT_ONNX_OPSET=model.opset or DEFAULT_OPSET,
-        IREE_IMPORT_ONNX_MODEL=f"{where}: {origin.entry}", **short)
-    return dataclasses.replace(model, source=imported[0].get_path())
+    return env.IreeImportOnnx(target, f"#{model.source}",
+                              IREE_IMPORT_ONNX_OPSET=model.opset or DEFAULT_OPSET,
+                              IREE_IMPORT_ONNX_MODEL=manifest_entry(model), **short)
 
 
 def generate(env):
@@ -144,11 +90,11 @@ def generate(env):
         IREE_IMPORT_ONNXTIMEOUT=1800,
     )
     env["BUILDERS"]["IreeImportOnnx"] = SCons.Builder.Builder(
-        action=_ImportCommand("IREE_IMPORT_ONNXCOM", {"cmdstr": "$IREE_IMPORT_ONNXCOMSTR"}),
+        action=ImportCommand("IREE_IMPORT_ONNX", failure_reason),
         suffix=".mlir", src_suffix=".onnx",
         source_scanner=SCons.Scanner.Scanner(scan_external_data, name="OnnxExternalDataScanner"),
         emitter=[_emit_versions, version_emitter("IREE_IMPORT_ONNXCOM")])
-    env.AddMethod(imported_model, "IreeImportedModel")
+    register_importer(env, ".onnx", _declare_import)
 
 
 def exists(env):

@@ -216,14 +216,14 @@ def test_shown_escapes_control_characters_only():
     assert shown("a\nb\tü$") == "a\\nb\\tü$"
 
 
-def test_the_onnx_importer_runs_where_its_python_path_holds_dollars(tmp_path):
-    from site_tools import onnx_import
+def test_the_importers_run_where_their_python_path_holds_dollars(tmp_path):
+    from iree_kernels.scons_import import CapturingSpawn
     folder = tmp_path / "$(touch x)${y}" / "bin"
     folder.mkdir(parents=True)
     python = folder / "python-of-this-checkout"
     python.symlink_to(sys.executable)
     word = toolchains.command_word(str(python))
     assert "$" not in word
-    spawn = onnx_import._CapturingSpawn(timeout=60, verbose=False)
+    spawn = CapturingSpawn(60, False, str, "IREE_IMPORT_ONNXTIMEOUT")
     status = spawn(None, None, None, [word, "-c", "print('imported')"], dict(os.environ))
     assert status == 0, spawn.reason

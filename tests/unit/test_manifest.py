@@ -131,7 +131,7 @@ def test_a_substitution_carries_its_differential_check_settings(repo):
     (lambda t: t.replace('[models.mlp]', 'title = "x"\n[models.mlp]'),
      "kernels/demo.toml:1: unknown top-level key 'title'"),
     (lambda t: t.replace('source = "models/mlp.mlir"', 'source = "models/mlp.toml"'),
-     "field 'source': 'models/mlp.toml' should end in .mlir, .mlirbc or .onnx"),
+     "field 'source': 'models/mlp.toml' should end in .mlir, .mlirbc, .onnx or .pt2"),
     (lambda t: t.replace('targets = ["llvm-cpu", "vulkan"]', 'targets = ["llvm-cpu", "vulkan"]\nopset = 17'),
      "kernels/demo.toml:4: models.mlp: field 'opset': only an .onnx source takes 'opset' (this "
      "model's source is models/mlp.mlir)"),
@@ -175,6 +175,14 @@ def test_onnx_source_defaults_to_opset_17(repo):
     assert load(repo, ONNX).models["net"].expected == "models/net.expected.toml"
     mlp = load(repo, GOOD).models["mlp"]
     assert (mlp.opset, mlp.imported) == (None, False)
+
+
+def test_pt2_source_is_imported_and_takes_no_opset(repo):
+    (repo / "models/net.pt2").write_bytes(b"")
+    net = load(repo, ONNX.replace("net.onnx", "net.pt2")).models["net"]
+    assert (net.source, net.opset, net.imported) == ("models/net.pt2", None, True)
+    with pytest.raises(UserError, match="only an .onnx source takes 'opset'"):
+        load(repo, ONNX.replace("net.onnx", "net.pt2") + "opset = 13\n")
 
 
 def test_onnx_opset_from_the_manifest(repo):

@@ -1,0 +1,127 @@
+"""SCons glue shared by the model importers (tools ``onnx_import``, ``torch_import``).
+
+An importer turns a model source that iree-compile cannot read (``.onnx``,
+``.pt2``) into MLIR, once per model, as a build step: ``env.IreeImportedModel``
+declares it through the importer registered for the source's suffix
+(``register_importer``) and returns the model reading its import. The import
+runs without a shell within its timeout; a failure is one line naming the
+manifest entry, the source file and the importer's last message. What the
+importers run is theirs; this module only runs and reports.
+"""
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+from pathlib import PurePosixPath
+
+import SCons.Environment
+import SCons.Errors
+
+from iree_kernels import toolchains
+from iree_kernels.scons import WholeFileCommand, named_value
+from iree_kernels.scons_kernels import ToolVersion
+
+
+class ImportCommand(WholeFileCommand):
+    """``$<PREFIX>COM`` as a WholeFileCommand whose failure is one line naming the model.
+
+    ``$<PREFIX>TIMEOUT`` bounds it; ``$<PREFIX>_MODEL`` says where the manifest
+    declares the model; ``reason(output)`` reads why a failed import failed.
+    """
+
+    def __init__(self, prefix: str, reason, **kw) -> None:
+        super().__init__(f"{prefix}COM", {"cmdstr": f"${prefix}COMSTR", **kw})
+        self.prefix, self.reason = prefix, reason
+
+    def execute(self, target, source, env, executor=None):
+        spawn = CapturingSpawn(float(env.subst(f"${self.prefix}TIMEOUT") or 0) or None,
+                               bool(env.get("VERBOSE")), self.reason, f"{self.prefix}TIMEOUT")
+        # env.Override would drop this call's overrides (the opset, the model) on an
+        # OverrideEnvironment; wrapping keeps them.
+        with_spawn = SCons.Environment.OverrideEnvironment(env, {"SPAWN": spawn})
+        status = super().execute(target, source, with_spawn, executor)
+        if isinstance(status, SCons.Errors.BuildError):
+            model = env.get(f"{self.prefix}_MODEL")
+            model_source = executor.get_all_sources()[0] if executor else source[0]
+            status.errstr = (f"{model + ': ' if model else ''}cannot import {model_source}: "
+                             f"{spawn.reason or status.errstr}")
+        return status
+
+
+class CapturingSpawn:
+    """A SPAWN without a shell that keeps what the importer printed and says why it failed."""
+
+    def __init__(self, timeout: float | None, verbose: bool, reason, variable: str) -> None:
+        self.timeout, self.verbose, self.reason_of, self.variable = timeout, verbose, reason, variable
+        self.reason = ""
+
+    def __call__(self, sh, escape, cmd, args, env):
+        # The program (this Python) may be named by a stand-in word (program()): its
+        # path holds '$' in a checkout in such a folder.
+        args = [toolchains.real_program(args[0]), *args[1:]]
+        try:
+            result = subprocess.run(args, env=env, close_fds=True, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, text=True, errors="replace",
+                                    timeout=self.timeout)
+        except OSError as e:
+            self.reason = f"cannot run {args[0]}: {e.strerror}"
+            return 127
+        except subprocess.TimeoutExpired:
+            self.reason = f"the importer took more than {self.timeout:g} s ({self.variable})"
+            return 124
+        if result.returncode == 0 or self.verbose:
+            sys.stdout.write(result.stdout)
+            sys.stdout.flush()
+        if result.returncode != 0:
+            self.reason = self.reason_of(result.stdout) or f"exit status {result.returncode}"
+        return result.returncode
+
+
+class PackageVersions(ToolVersion):
+    """The installed versions of the Python packages an importer is made of, as a tool's version.
+
+    Keys the import like a compiler's ``--version`` keys what it compiles, and
+    the release's lock record names it under ``name`` (``iree-import-torch``).
+    """
+
+    def __init__(self, name: str, versions) -> None:
+        super().__init__(name)
+        self.versions = versions
+
+    def __str__(self) -> str:
+        return self.versions()
+
+
+_package_versions: dict[str, object] = {}
+
+
+def package_versions(name: str, versions):
+    """The Value node of an importer's package versions (``versions()``), one per name and run."""
+    if name not in _package_versions:
+        _package_versions[name] = named_value(PackageVersions(name, versions), f"{name} packages")
+    return _package_versions[name]
+
+
+def register_importer(env, suffix: str, declare) -> None:
+    """Make ``declare(env, model, folder) -> node`` import the models whose source ends in ``suffix``."""
+    importers = dict(env.get("IREE_IMPORTERS") or {})
+    importers[suffix] = declare
+    env["IREE_IMPORTERS"] = importers
+    env.AddMethod(imported_model, "IreeImportedModel")
+
+
+def manifest_entry(model) -> str:
+    """Where the manifest declares ``model``: for the one-line error."""
+    origin = model.origin
+    where = f"{origin.file}:{origin.line}" if origin.line else origin.file
+    return f"{where}: {origin.entry}"
+
+
+def imported_model(env, model, folder):
+    """``model`` reading its import into ``folder/<name>.mlir`` where an importer takes its source."""
+    declare = (env.get("IREE_IMPORTERS") or {}).get(PurePosixPath(model.source).suffix)
+    if declare is None:
+        return model
+    imported = declare(env, model, folder.File(f"{model.name}.mlir"))
+    return dataclasses.replace(model, source=imported[0].get_path())
