@@ -5,10 +5,12 @@
 
 Models: ``densenet121`` and ``resnet50`` are the onnx package's backend test
 models (``onnx/backend/test/data/light/light_*.onnx``, real graphs, splat
-weights), imported with ``iree-import-onnx --opset-version 17``; ``layers`` is
-the synthetic 41-executable model (models/generate_layers.py). IREE 3.13's CUDA
-codegen fails on convolutions of both ONNX nets, so CUDA is measured on
-``layers`` only.
+weights), imported with ``iree-import-onnx --opset-version 17``;
+``onnx_<name>`` is the same graph with dense seeded weights (bench/corpus.py:
+``onnx_resnet50`` 102 MB, ``onnx_inception_v2`` 45 MB, ``onnx_squeezenet``
+5 MB), which is what users' models weigh; ``layers`` is the synthetic
+41-executable model (models/generate_layers.py). IREE 3.13's CUDA codegen
+fails on convolutions of the ONNX nets, so CUDA is measured on ``layers`` only.
 
 Per model, target and cache setting (EXECUTABLE_CACHE=<target> or 0), in a
 temporary repo holding the model, two scaffolded kernels (one in the target's
@@ -50,6 +52,7 @@ BIN = Path(sys.executable).parent
 sys.path.insert(0, str(REPO / "models"))
 sys.path.insert(0, str(REPO / "site_scons"))
 sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "bench"))
 import generate_layers  # noqa: E402
 import harness  # noqa: E402
 from iree_kernels import toolchains  # noqa: E402
@@ -87,6 +90,9 @@ def model_text(name: str, work: Path) -> str:
     if not imported.exists():
         import onnx
         source = Path(onnx.__file__).parent / f"backend/test/data/light/light_{name}.onnx"
+        if name.startswith("onnx_"):                        # dense weights: the corpus's
+            import corpus
+            source = work / corpus.write_onnx(work, name.removeprefix("onnx_"), seed=0).source
         run([BIN / "iree-import-onnx", source, "--opset-version", "17", "-o", imported], work)
     return imported.read_text()
 
