@@ -29,7 +29,7 @@ import SCons.Util
 from iree_kernels import executables, toolchains, translation
 from iree_kernels.manifest import object_paths
 from iree_kernels.program import Program
-from iree_kernels.program_text import executables_only
+from iree_kernels.program_text import NotSplittable, executables_only, open_program
 from iree_kernels.scons import (program, reporting_user_errors, whole_file_command,
                                 write_atomically)
 from iree_kernels.scons_kernels import version_emitter
@@ -100,15 +100,37 @@ def explain_module_failure(target, source, env, output: str) -> str:
             (line.strip() for line in output.splitlines() if line.strip()), "no output")
         return f"iree-compile failed for model '{model}' on {target_name}: {first}; " \
                f"its whole output: {shown}"
-    described = []
-    with Program(text, program) as parsed:
-        for name, message in failed.items():
-            export = executables.read_executables(parsed.executable_text(name), program)[name].export
-            described.append(f"{name} (export {export.name}, {export.layout.describe()}): "
-                             f"{message}")
-    return (f"IREE's {target_name} codegen fails for {len(described)} executable(s) of model "
-            f"'{model}': {'; '.join(described)}. A wrapped kernel (mode = \"wrapped\") replaces "
+    ours = _executable_texts(text, program)
+    front_end = module.parent / model / "executables.mlir"
+    theirs = _executable_texts(front_end.read_text(encoding="utf-8", errors="replace"),
+                               str(front_end)) if front_end.is_file() else {}
+    own, replaced = [], []
+    for name, message in failed.items():
+        export = executables.read_executables(ours[name], program)[name].export
+        line = f"{name} (export {export.name}, {export.layout.describe()}): {message}"
+        (own if theirs.get(name) == ours[name] else replaced).append(line)
+    if replaced:
+        # Not IREE's own executable: a plain iree-compile of the model never saw this text.
+        return (f"iree-compile fails for {len(replaced)} executable(s) of model '{model}' on "
+                f"{target_name} that this build replaced (a substituted kernel, or a stand-in "
+                f"of the codegen cache): {'; '.join(replaced)}"
+                + (f"; and for IREE's own: {'; '.join(own)}" if own else "")
+                + f". IREE's errors: {shown}")
+    return (f"IREE's {target_name} codegen fails for {len(own)} executable(s) of model "
+            f"'{model}': {'; '.join(own)}. A wrapped kernel (mode = \"wrapped\") replaces "
             f"an executable without IREE compiling it. IREE's errors: {shown}")
+
+
+def _executable_texts(text: str, source: str) -> dict[str, str]:
+    """Each executable of a program as a file of its own, by name."""
+    try:
+        with open_program(text, source) as parsed:
+            texts = {name: parsed.executable_text(name) for name in parsed.names()}
+    except NotSplittable:
+        with Program(text, source) as parsed:
+            texts = {name: parsed.executable_text(name) for name in parsed.names()}
+    # Only the op: the bindings add the resources it uses, the text path does not.
+    return {name: op.split("\n{-#", 1)[0] for name, op in texts.items()}
 
 
 @reporting_user_errors
