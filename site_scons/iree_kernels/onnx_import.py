@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import os
 import re
-from functools import lru_cache
 
 from .errors import UserError
 from .files import not_regular
+from .toolchains import package_versions
 
 # What a failed import says when the onnx package is missing, and what to do about it.
 INSTALL_HINT = ("the importer needs the onnx package beside iree-base-compiler "
@@ -42,17 +42,9 @@ def failure_reason(output: str, limit: int = 400) -> str:
     return reason if len(reason) <= limit else reason[:limit - 3] + "..."
 
 
-@lru_cache(maxsize=None)
 def importer_versions() -> str:
     """The installed versions of the packages the default importer is made of."""
-    import importlib.metadata        # here: every scons run loads this module, few import ONNX
-    found = []
-    for package in IMPORTER_PACKAGES:
-        try:
-            found.append(f"{package}=={importlib.metadata.version(package)}")
-        except importlib.metadata.PackageNotFoundError:
-            found.append(f"{package} not installed")
-    return ", ".join(found)
+    return package_versions(IMPORTER_PACKAGES)
 
 
 def external_data(model: str | os.PathLike, shown: str = "") -> list[str]:

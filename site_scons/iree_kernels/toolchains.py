@@ -350,3 +350,16 @@ def target_error(program: str, flags: tuple[str, ...]) -> str:
         return ""
     return printed_error(output) or output.strip().splitlines()[0] if output.strip() else \
         f"{Path(program).name} exited with status {result.returncode}"
+
+
+@lru_cache(maxsize=None)
+def package_versions(packages: tuple[str, ...]) -> str:
+    """``name==version`` of each installed Python package, or that it is not installed."""
+    import importlib.metadata        # here: every scons run loads this module, few need it
+    found = []
+    for package in packages:
+        try:
+            found.append(f"{package}=={importlib.metadata.version(package)}")
+        except importlib.metadata.PackageNotFoundError:
+            found.append(f"{package} not installed")
+    return ", ".join(found)

@@ -8,21 +8,14 @@ what it writes; it does not import torch.
 """
 from __future__ import annotations
 
-from functools import lru_cache
 from pathlib import Path
+
+from .toolchains import package_versions
 
 SCRIPT = Path(__file__).resolve().parent / "data" / "import_torch.py"
 IMPORTER_PACKAGES = ("iree-turbine", "torch", "iree-base-compiler")
 
 
-@lru_cache(maxsize=None)
 def importer_versions() -> str:
     """The installed versions of the packages the importer script runs."""
-    import importlib.metadata
-    found = []
-    for package in IMPORTER_PACKAGES:
-        try:
-            found.append(f"{package}=={importlib.metadata.version(package)}")
-        except importlib.metadata.PackageNotFoundError:
-            found.append(f"{package} not installed")
-    return ", ".join(found)
+    return package_versions(IMPORTER_PACKAGES)

@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from conftest import REPO
+from conftest import DATA, REPO
 from iree_kernels import toolchains
 from iree_kernels.errors import UserError
 from iree_kernels.program import EmbeddedObject, Program
@@ -137,22 +137,7 @@ def test_specializing_names_what_the_shapes_given_lack():
             program.specialize("nope", [])
 
 
-RESOURCES_MODEL = """\
-func.func @main(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
-  %w = arith.constant dense_resource<inside> : tensor<4xf32>
-  %v = arith.constant dense_resource<outside> : tensor<4xf32>
-  %0 = arith.addf %x, %w : tensor<4xf32>
-  return %0, %v : tensor<4xf32>, tensor<4xf32>
-}
-{-#
-  dialect_resources: {
-    builtin: {
-      inside: "0x040000000000803F000000400000404000008040",
-      outside: "0x0400000000002041000030410000404100005041"
-    }
-  }
-#-}
-"""
+RESOURCES_MODEL = (DATA / "models/resources.mlir").read_text()
 
 
 def _resources_program(tmp_path) -> str:
