@@ -65,8 +65,8 @@ ROWS = ("plain", "clean", "kernel", "source", "one op", "fresh", "fresh+scons", 
 PHASES = ("front end", "codegen", "host")
 # One changed line per kernel language; each edit puts a new number in it.
 EDITS = {
-    ".glsl": ("// TODO: compute output i from the inputs.", "if (i == {n}u) {{ return; }}"),
-    ".cu": ("// TODO: compute output i from the inputs.", "if (i == {n}u) {{ continue; }}"),
+    ".glsl": ("// TODO: compute output i", "if (i == {n}u) {{ return; }}"),
+    ".cu": ("// TODO: compute output i", "if (i == {n}u) {{ continue; }}"),
     ".c": ("// TODO: compute this workgroup's share of the outputs from the inputs.",
            "{{ volatile int edit = {n}; (void)edit; }}"),
 }
@@ -179,7 +179,9 @@ class Repo:
                           f"{self.edits} : index\n", text, count=1)
         else:
             marker, line = EDITS[kernel.suffix]
-            text = text.replace(marker, marker + "\n  " + line.format(n=self.edits))
+            text = text.replace(marker, line.format(n=self.edits) + "\n    " + marker, 1)
+        if text == kernel.read_text():
+            raise SystemExit(f"bench: no line to edit in {kernel}")
         kernel.write_text(text)
 
     def reset(self) -> None:
