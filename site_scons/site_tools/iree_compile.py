@@ -24,8 +24,10 @@ import SCons.Util
 from iree_kernels import executables, toolchains, translation
 from iree_kernels.manifest import object_paths
 from iree_kernels.program import Program
-from iree_kernels.scons import program, whole_file_command, write_atomically
-from iree_kernels.scons_kernels import version_emitter
+from iree_kernels.files import write_atomically
+from iree_kernels.scons.escaping import program
+from iree_kernels.scons.kernels import version_emitter
+from iree_kernels.scons.spawn import whole_file_command
 
 _SUBSTITUTE_RE = re.compile(r"^--iree-hal-substitute-executable-(source|object|configuration)=[^=]+=(.+)$")
 

@@ -61,8 +61,10 @@ from iree_kernels import (codegen_cache, executables, option_files, remote_cache
                           settings, toolchains)
 from iree_kernels.errors import UserError
 from iree_kernels.program import Program
-from iree_kernels.scons import (fail, read_spec, reporting_user_errors, shared_cache, spec_value,
-                                write_atomically)
+from iree_kernels.files import write_atomically
+from iree_kernels.scons.caches import shared_cache
+from iree_kernels.scons.nodes import read_spec, spec_value
+from iree_kernels.scons.reporting import fail, reporting_user_errors
 
 OWN_FOLDER = "$BUILD_DIR/codegen-cache"
 DEFAULT_TARGETS = settings.EXECUTABLE_CACHE_TARGETS

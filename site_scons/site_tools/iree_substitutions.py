@@ -37,7 +37,9 @@ from iree_kernels.errors import UserError
 from iree_kernels.manifest import Substitution
 from iree_kernels.workgroups import ExpressionError
 from iree_kernels.wrappers import render_wrapper
-from iree_kernels.scons import read_spec, reporting_user_errors, write_atomically
+from iree_kernels.files import write_atomically
+from iree_kernels.scons.nodes import read_spec
+from iree_kernels.scons.reporting import reporting_user_errors
 
 
 @reporting_user_errors

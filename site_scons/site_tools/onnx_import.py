@@ -50,9 +50,11 @@ import SCons.Util
 from iree_kernels import toolchains
 from iree_kernels.errors import UserError
 from iree_kernels.manifest import DEFAULT_OPSET
-from iree_kernels.onnx_import import external_data, failure_reason, importer_versions
-from iree_kernels.scons import WholeFileCommand, named_value, program
-from iree_kernels.scons_kernels import version_emitter
+from iree_kernels.onnx_importer import external_data, failure_reason, importer_versions
+from iree_kernels.scons.escaping import program
+from iree_kernels.scons.kernels import version_emitter
+from iree_kernels.scons.nodes import named_value
+from iree_kernels.scons.spawn import WholeFileCommand
 
 SHORT_COMSTR = "IMPORT   $TARGET"
 
