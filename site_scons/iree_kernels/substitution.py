@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from . import code_object, elf, ptx_text, settings, spirv, toolchains
+from . import code_object, elf, flag_files, ptx_text, settings, spirv, toolchains
 from .errors import UserError
 from .executables import Executable
 from .manifest import Substitution, closest
@@ -208,7 +208,8 @@ def plan_substitutions(substitutions: list[Substitution], executables: dict[str,
 
 
 def flag_file(planned: list[Planned]) -> str:
-    return render("substitutions.flags.j2", flags=[p.flag for p in planned])
+    """substitutions.flags: one flag a substitution."""
+    return flag_files.write(p.flag for p in planned)
 
 
 def record(model: str, target: str, source: str, planned: list[Planned]) -> str:
@@ -250,7 +251,3 @@ def read_record(text: str) -> Record:
     return Record(data["model"], data["target"], data["source"], tuple(
         Applied(s["model"], s["target"], s["executable"], s["export"], s["file"], s["flag"], s)
         for s in data["substitutions"]))
-
-
-def options_file(flags: list[str]) -> str:
-    return render("options.flags.j2", flags=flags)
