@@ -33,7 +33,7 @@ from iree_kernels.scons.lock import lock_build_folder
 from iree_kernels.scons.module import DeclaredKernel, DeclaredModule, failing, file_name, wanted
 from iree_kernels.scons.nodes import spec_value
 from iree_kernels.scons.reporting import fail
-from iree_kernels.scons.spawn import OPTION_ORIGINS, pspawn_without_shell, spawn_without_shell
+from iree_kernels.scons.spawn import Spawn, pspawn_without_shell
 from iree_kernels.scons.variables import read_variables
 
 SHORT_COMSTRS = {
@@ -123,7 +123,9 @@ def declare_project(env, manifests=None):
 
 def _declare_project(env, manifests=None):
     read_variables(env)
-    env = env.Clone(SPAWN=spawn_without_shell, PSPAWN=pspawn_without_shell,
+    # Each step's SPAWN: no time limit here (WholeFileCommand gives each command its own).
+    spawn = Spawn()
+    env = env.Clone(SPAWN=spawn, PSPAWN=pspawn_without_shell,
                     ESCAPE=lambda arg: arg)
     if SCons.Script.GetOption("max_drift") == SCONS_MAX_DRIFT:
         # The content signature .sconsign keeps for a file is trusted where the file's time
@@ -145,7 +147,7 @@ def _declare_project(env, manifests=None):
     _check_settings(env)
     selected = _selected_targets(env)
     archs = _architectures(env, selected)
-    _check_options(env, project, archs)
+    _check_options(env, project, archs, spawn.option_origins)
     build = env.Dir(f"#{env['BUILD_DIR']}")
     _lock(env, build)
     modules, check_nodes = [], []
@@ -222,10 +224,11 @@ def _remove_empty_folders(folder: Path) -> None:
                 pass
 
 
-def _check_options(env, project, archs: dict) -> None:
+def _check_options(env, project, archs: dict, origins: dict) -> None:
     """Every model's options are flags iree-compile has (asked once, only where there are options).
 
-    Records where each is set, for an error iree-compile gives about its value (OPTION_ORIGINS).
+    Records where each is set in ``origins`` (the steps' Spawn.option_origins), for an error
+    iree-compile gives about its value.
     """
     for model in project.models.values():
         for target, flags in model.options.items():
@@ -234,7 +237,7 @@ def _check_options(env, project, archs: dict) -> None:
             for where in module_targets(TARGETS[target], archs.get(target, [])):
                 flag_file = env.Dir(f"#{env['BUILD_DIR']}").Dir(where.folder).Dir(
                     model.name).File("options.flags").get_path()
-                OPTION_ORIGINS[flag_file] = {
+                origins[flag_file] = {
                     f.lstrip("-").split("=", 1)[0]: f"{origin}options.{target}" for f in flags}
             root = env.Dir("#").abspath
             for path, _ in option_files.files_named(flags):

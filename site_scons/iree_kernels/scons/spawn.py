@@ -49,8 +49,10 @@ class WholeFileCommand(SCons.Action.LazyAction):
         partial = [_Aside(node, f"{PARTIAL_PREFIX}{os.getpid()}-{node.name}") for node in target]
         variable = self.timeout_variable
         explain = self.explain and functools.partial(self.explain, target, source, env)
-        spawn = Spawn(toolchains.seconds(env.get(variable)), variable, explain)
-        if env.get("SPAWN") is spawn_without_shell:     # a step's own SPAWN is left as it is
+        given = env.get("SPAWN")
+        spawn = Spawn(toolchains.seconds(env.get(variable)), variable, explain,
+                      getattr(given, "option_origins", None))
+        if type(given) is Spawn and given.timeout is None:   # a step's own SPAWN is left as it is
             env = env.Override({"SPAWN": spawn})
         status = SCons.Action.CommandAction.execute(self, partial, source, env)
         if status:
@@ -118,6 +120,9 @@ class Spawn:
     """SCons SPAWN that runs argv directly, within a time limit: no manifest value reaches a shell.
 
     ``timeout``: seconds (None: no limit), named in the error by ``variable``.
+    ``option_origins``: flag file of a model's options -> {option name: where
+    the manifest sets it}, so that an option iree-compile rejects (a value it
+    does not take) is reported at its manifest line; the project tool fills it.
     A failing tool's first error line is printed before its whole output, so
     the file and line come first however long the output is. A tool that
     prints ``error:`` fails whatever its exit status (iree-compile has exited
@@ -125,8 +130,10 @@ class Spawn:
     reason (a time limit, a crash, an error printed with status 0), or ''.
     """
 
-    def __init__(self, timeout: float | None = None, variable: str = "", explain=None) -> None:
+    def __init__(self, timeout: float | None = None, variable: str = "", explain=None,
+                 option_origins: dict[str, dict[str, str]] | None = None) -> None:
         self.timeout, self.variable, self.failure = timeout, variable, ""
+        self.option_origins = {} if option_origins is None else option_origins
         # explain(output) -> one line saying why the tool failed (having kept its
         # output in a file), or '' to print the output as it is.
         self.explain = explain
@@ -160,37 +167,33 @@ class Spawn:
             lines = [line for line in output.splitlines() if line.strip()]
             first = next((line for line in lines if _ERROR_RE.search(line)), None) or \
                 next(iter(lines), None)
-            where = _option_origin(args, output)
+            where = self._option_origin(args, output)
             if first:
                 print(f"scons: *** {where}{name}: {first.strip()}")
         sys.stdout.write(output)
         sys.stdout.flush()
         return status
 
+    def _option_origin(self, args, output: str) -> str:
+        """Where the manifest sets the option iree-compile's error is about, as ``file:line: ``."""
+        m = _OPTION_ERROR_RE.search(output)
+        if not m:
+            return ""
+        for arg in args:
+            where = self.option_origins.get(arg[1:], {}).get(m.group(1)) \
+                if arg.startswith("@") else None
+            if where:
+                return f"{where}: "
+        return ""
 
-# Flag files of models' options -> {option name: where the manifest sets it}: an option
-# iree-compile rejects (a value it does not take) is reported at its manifest line.
-OPTION_ORIGINS: dict[str, dict[str, str]] = {}
+
 _OPTION_ERROR_RE = re.compile(r"for the -+([\w.-]+) option")
 
-
-def _option_origin(args, output: str) -> str:
-    m = _OPTION_ERROR_RE.search(output)
-    if not m:
-        return ""
-    for arg in args:
-        where = OPTION_ORIGINS.get(arg[1:], {}).get(m.group(1)) if arg.startswith("@") else None
-        if where:
-            return f"{where}: "
-    return ""
-
-
-spawn_without_shell = Spawn()       # the default SPAWN: no time limit (a step's own sets one)
 _ERROR_RE = re.compile(r"\berror\b|\bERROR\b|fatal", re.IGNORECASE)
 
 
 def pspawn_without_shell(sh, escape, cmd, args, env, stdout, stderr):
-    """SCons PSPAWN (output to given files) without a shell, like spawn_without_shell."""
+    """SCons PSPAWN (output to given files) without a shell, like Spawn."""
     args = [toolchains.real_program(args[0]), *args[1:]]
     try:
         return subprocess.call(args, env=env, close_fds=True, stdout=stdout, stderr=stderr,
