@@ -4,7 +4,7 @@ The plain-Python half of the project: reading kernel manifests, inspecting a
 model's executables, validating substitutions against them and rendering the
 files iree-compile reads. It imports without SCons; the SCons tools live in
 ``site_scons/site_tools`` (``iree_kernels.site_tools`` in the wheel) and their
-shared glue in ``iree_kernels.scons``, the one module that imports SCons.
+shared glue in the subpackage ``iree_kernels.scons``, the one part that imports SCons.
 """
 
 import hashlib

@@ -3,7 +3,7 @@
 ``nvcc -MMD -MF``, ``clang -MMD -MF``, ``glslc -MD -MF`` and ``glslangValidator
 --depfile`` all write ``target: dependency ...`` with backslash-continued
 lines, ``\\ `` for a space in a path, ``\\#`` for ``#`` and ``$$`` for ``$``.
-This module only reads them; the SCons side (iree_kernels.scons_depfiles)
+This module only reads them; the SCons side (iree_kernels.scons.headers)
 turns what they name into dependencies.
 """
 from __future__ import annotations

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shlex
+
+from . import flag_files
 
 FRONT_END, CODEGEN = "front end", "codegen"
 
@@ -71,8 +72,7 @@ def files_named(flags) -> list[tuple[str, str]]:
 def codegen_key(flag_lines: list[str], root: str) -> list[str]:
     """``path sha256:<digest>`` of every codegen file the flag file's lines name: part of the
     codegen cache's keys, which name flags, not the contents of the files they point to."""
-    flags = [word for line in flag_lines
-             for word in (shlex.split(line) if any(c in line for c in "\"'\\") else line.split())]
+    flags = [flag_files.unquote(line) for line in flag_lines]
     key = []
     for path, phase in files_named(flags):
         if phase == CODEGEN:

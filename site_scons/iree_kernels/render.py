@@ -1,4 +1,5 @@
-"""Jinja2 rendering of the files iree-compile reads: flag files and substitution records.
+"""Jinja2 rendering of the files the build writes: substitution records, wrapper executables,
+kernel skeletons, expected outputs. Flag files have their own codec (``flag_files``).
 
 Templates live in ``templates/``; this module only loads them and supplies
 the filters they need. What goes into them is decided by the callers.
@@ -6,21 +7,12 @@ the filters they need. What goes into them is decided by the callers.
 from __future__ import annotations
 
 import json
-import re
 from functools import lru_cache
 from pathlib import Path
 
 import jinja2
 
 TEMPLATES = Path(__file__).parent / "templates"
-_PLAIN_ARG = re.compile(r"^[\w@%+=:,./$-]+$")
-
-
-def response_file_arg(arg: str) -> str:
-    """Quote one argument for an LLVM (GNU-style) response file."""
-    if _PLAIN_ARG.match(arg):
-        return arg
-    return '"' + arg.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 @lru_cache(maxsize=None)
@@ -33,7 +25,6 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
         autoescape=False,
     )
-    env.filters["rsp"] = response_file_arg
     env.filters["json"] = lambda value: json.dumps(value, indent=2, sort_keys=True,
                                                    ensure_ascii=False)
     return env

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from . import ptx
+from . import ptx_text
 from .dump import workload_names
 from .errors import UserError
 from .executables import Executable, Subspan
@@ -75,7 +75,7 @@ def skeleton(language: str, model: str, target: str, source: Executable,
                   local_size=size[:3], function=file.rsplit("/", 1)[1].rsplit(".", 1)[0],
                   launch_size="x".join(map(str, size[:3])),
                   launch_count=workload_names(export.count_text).replace("\n", "; ") or "-",
-                  entry=ptx.entry_name(source.export.name))
+                  entry=ptx_text.entry_name(source.export.name))
     return Skeleton(file, text, entry)
 
 

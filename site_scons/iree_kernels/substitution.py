@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from . import elf, hsaco, ptx, settings, spirv, toolchains
+from . import code_object, elf, flag_files, ptx_text, settings, spirv, toolchains
 from .errors import UserError
 from .executables import Executable
 from .manifest import Substitution, closest
@@ -85,14 +85,14 @@ class KernelChecks:
             check(self, planned)
 
     def _check_ptx(self, planned: "Planned") -> None:
-        module = ptx.read_ptx(_read_text(planned.path), planned.path)
+        module = ptx_text.read_ptx(_read_text(planned.path), planned.path)
         major, minor = (int(n) for n in self.ptx_isa_version.split("."))
-        ptx.check_ptx(module, planned.path, planned.executable, max_version=(major, minor))
-        ptx.run_ptxas(self.ptxas or _missing("ptxas", planned), planned.path, self.cuda_arch)
+        ptx_text.check_ptx(module, planned.path, planned.executable, max_version=(major, minor))
+        ptx_text.run_ptxas(self.ptxas or _missing("ptxas", planned), planned.path, self.cuda_arch)
 
     def _check_hsaco(self, planned: "Planned") -> None:
-        code = hsaco.read_hsaco(Path(planned.path).read_bytes(), planned.path)
-        hsaco.check_hsaco(code, planned.path, planned.executable, self.hip_arch)
+        code = code_object.read_hsaco(Path(planned.path).read_bytes(), planned.path)
+        code_object.check_hsaco(code, planned.path, planned.executable, self.hip_arch)
 
     def _check_object(self, planned: "Planned") -> None:
         """A native object (llvm-cpu): it defines the function the wrapper imports."""
@@ -208,7 +208,8 @@ def plan_substitutions(substitutions: list[Substitution], executables: dict[str,
 
 
 def flag_file(planned: list[Planned]) -> str:
-    return render("substitutions.flags.j2", flags=[p.flag for p in planned])
+    """substitutions.flags: one flag a substitution."""
+    return flag_files.write(p.flag for p in planned)
 
 
 def record(model: str, target: str, source: str, planned: list[Planned]) -> str:
@@ -250,7 +251,3 @@ def read_record(text: str) -> Record:
     return Record(data["model"], data["target"], data["source"], tuple(
         Applied(s["model"], s["target"], s["executable"], s["export"], s["file"], s["flag"], s)
         for s in data["substitutions"]))
-
-
-def options_file(flags: list[str]) -> str:
-    return render("options.flags.j2", flags=flags)

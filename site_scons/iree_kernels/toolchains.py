@@ -14,6 +14,7 @@ import subprocess
 from functools import lru_cache
 from pathlib import Path
 
+from . import flag_files
 from .errors import UserError
 
 
@@ -213,11 +214,11 @@ def _substituted_sources(argv: list[str]) -> list[tuple[str, str]]:
         if not arg.startswith("@"):
             continue
         try:
-            text = Path(arg[1:]).read_text(errors="replace")
-        except OSError:
+            flags = flag_files.read(Path(arg[1:]).read_text(errors="replace"))
+        except (OSError, ValueError):       # not a flag file the build wrote: said nothing of
             continue
-        for line in text.splitlines():
-            m = _SUBSTITUTION_RE.search(line.strip().strip('"'))
+        for flag in flags:
+            m = _SUBSTITUTION_RE.fullmatch(flag)
             if m:
                 found.append((m.group(1), m.group(2)))
     return found

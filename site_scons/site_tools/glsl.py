@@ -25,10 +25,11 @@ import SCons.Builder
 import SCons.Util
 
 from iree_kernels import settings, spirv, toolchains
-from iree_kernels.scons import package_include, program, whole_file_command
-from iree_kernels.scons_depfiles import (CANONICAL_DEPFILE, NO_SOURCE_SCANNER, depfile_emitter,
-                                          depfile_scanner)
-from iree_kernels.scons_kernels import KernelCompiler, add_kernel_compiler, version_emitter
+from iree_kernels.scons.escaping import program
+from iree_kernels.scons.headers import (CANONICAL_DEPFILE, NO_SOURCE_SCANNER, depfile_emitter,
+                                        depfile_scanner, package_include)
+from iree_kernels.scons.kernels import KernelCompiler, add_kernel_compiler, version_emitter
+from iree_kernels.scons.spawn import whole_file_command
 
 
 def generate(env):

@@ -28,8 +28,10 @@ import SCons.Util
 import iree_kernels
 from iree_kernels import toolchains
 from iree_kernels.targets import TARGETS
-from iree_kernels.scons import file_argument, include_scanner, program, whole_file_command
-from iree_kernels.scons_kernels import KernelCompiler, add_kernel_compiler, version_emitter
+from iree_kernels.scons.escaping import file_argument, program
+from iree_kernels.scons.headers import include_scanner
+from iree_kernels.scons.kernels import KernelCompiler, add_kernel_compiler, version_emitter
+from iree_kernels.scons.spawn import whole_file_command
 
 HIP_PRELUDE = Path(iree_kernels.__file__).parent / "data" / "clang_hip_prelude.h"
 

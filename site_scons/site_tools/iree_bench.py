@@ -28,8 +28,10 @@ import SCons.Util
 
 from iree_kernels import benchmarks, expected_outputs, runtime, settings, toolchains
 from iree_kernels.program import Program
-from iree_kernels.scons import program, reporting_user_errors, write_atomically
-from iree_kernels.scons_module import DeclaredModule
+from iree_kernels.files import write_atomically
+from iree_kernels.scons.escaping import program
+from iree_kernels.scons.module import DeclaredModule
+from iree_kernels.scons.reporting import reporting_user_errors
 from iree_kernels.substitution import read_record
 
 

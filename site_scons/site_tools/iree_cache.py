@@ -23,7 +23,7 @@ Variables (declared in iree_kernels.settings):
   CACHE_READONLY        take entries, never write or remove any (as --cache-readonly does)
   CACHE_REQUIRE_SIGNED  fail unless a signing key is configured (a key always
                         makes unsigned entries refused)
-  REMOTE_CACHE_*        a remote cache behind this one (iree_kernels.scons_remote)
+  REMOTE_CACHE_*        a remote cache behind this one (iree_kernels.scons.caches)
 Environment: IREE_KERNELS_CACHE_KEY (the key) or IREE_KERNELS_CACHE_KEY_FILE
 (a file holding it); read once, then removed from the environment of the
 tools the build runs.
@@ -46,8 +46,8 @@ import SCons.Script
 from iree_kernels import integrity, remote_cache
 from iree_kernels.errors import UserError
 from iree_kernels.files import NotRegularFile, is_regular
-from iree_kernels.scons import fail, shared_cache
-from iree_kernels import scons_remote as remote_glue
+from iree_kernels.scons import caches
+from iree_kernels.scons.reporting import fail
 from iree_kernels.store import Entry, Refused, Store
 
 REMOTE_NAMESPACE = "scons"         # names this cache's entries on the remote cache
@@ -175,13 +175,13 @@ class ReadOnlyCheckedCacheDir(CheckedCacheDir):
 
 def use_cache(env) -> None:
     _configure_trust(env)
-    path, readonly = shared_cache(env)
-    remote = remote_glue.configure(env)
+    path, readonly = caches.shared_cache(env)
+    remote = caches.configure(env)
     cache_class = ReadOnlyCheckedCacheDir if readonly else CheckedCacheDir
     if remote is not None:
         if path is None:
             cache_class = type("RemoteMirror", (cache_class,), {"mirror": True})
-        path = remote_glue.mirror(env, path, readonly)
+        path = caches.mirror(env, path, readonly)
     if path is None:
         return
     # SCons would create it private to this user (mkdtemp); a shared cache

@@ -13,12 +13,21 @@ Builders:
 Sources after the model are flag files passed as ``@file``. A scanner reads
 the substitution flag files, so a module depends on every substituted file,
 and on every ``#hal.executable.object<{path = ...}>`` those files name.
+
+``$IREE_COMPILECOM`` gets the whole substitution flag file, source
+substitutions too, although the program it compiles already has them in
+place (``IreeModuleFromProgram``'s ASSEMBLE) and iree-compile, starting at
+executable-sources, skips the pass that would apply them. They are there for
+whoever reads the command: it names every file that went into the module; a
+crash names the substituted executables from it (``toolchains.crash_message``,
+tests/e2e/test_hostile_inputs.py); and the same flag files given with the
+model itself reproduce the module without the build
+(tests/e2e/test_front_end_once.py).
 """
 from __future__ import annotations
 
 import os
 import re
-import shlex
 from pathlib import Path
 
 import SCons.Action
@@ -26,24 +35,26 @@ import SCons.Builder
 import SCons.Scanner
 import SCons.Util
 
-from iree_kernels import executables, toolchains, translation
+from iree_kernels import executables, flag_files, toolchains, translation
 from iree_kernels.manifest import object_paths
 from iree_kernels.program import Program
 from iree_kernels.program_text import NotSplittable, executables_only, open_program
-from iree_kernels.scons import (program, reporting_user_errors, whole_file_command,
-                                write_atomically)
-from iree_kernels.scons_kernels import version_emitter
+from iree_kernels.files import write_atomically
+from iree_kernels.scons.escaping import program
+from iree_kernels.scons.kernels import version_emitter
+from iree_kernels.scons.spawn import whole_file_command
+from iree_kernels.scons.reporting import reporting_user_errors
 
 _SUBSTITUTE_RE = re.compile(r"^--iree-hal-substitute-executable-(source|object|configuration)=[^=]+=(.+)$")
 
 
 def _substituted_paths(text: str, kinds: tuple[str, ...]) -> list[str]:
+    """The files the substitution flags of ``text`` (a flag file the build wrote) of ``kinds`` name."""
     paths = []
-    for line in text.splitlines():
-        for arg in (shlex.split(line) if any(c in line for c in "\"'\\#") else line.split()):
-            m = _SUBSTITUTE_RE.match(arg)
-            if m and m.group(1) in kinds:
-                paths.append(m.group(2))
+    for flag in flag_files.read(text):
+        m = _SUBSTITUTE_RE.match(flag)
+        if m and m.group(1) in kinds:
+            paths.append(m.group(2))
     return paths
 
 

@@ -24,8 +24,8 @@ import SCons.Action
 import SCons.Subst
 
 from iree_kernels import toolchains
-from iree_kernels.scons import write_atomically
-from iree_kernels.scons_kernels import kernel_builder, kernel_compiler
+from iree_kernels.files import write_atomically
+from iree_kernels.scons.kernels import kernel_builder, kernel_compiler
 
 
 def entry(kernel, variable: str, top: str) -> dict:

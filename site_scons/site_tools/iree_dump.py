@@ -26,8 +26,9 @@ import SCons.Builder
 
 from iree_kernels import dump, executables, selection, toolchains, translation
 from iree_kernels.program import Program
-from iree_kernels.scons import reporting_user_errors, write_atomically
-from iree_kernels.scons_module import DeclaredModule
+from iree_kernels.files import write_atomically
+from iree_kernels.scons.module import DeclaredModule
+from iree_kernels.scons.reporting import reporting_user_errors
 
 
 @reporting_user_errors

@@ -20,8 +20,10 @@ import SCons.Action
 
 from iree_kernels import reference_outputs
 from iree_kernels.errors import UserError
-from iree_kernels.scons import escape, read_spec, reporting_user_errors, spec_value
-from iree_kernels.scons_module import DeclaredModule
+from iree_kernels.scons.escaping import escape
+from iree_kernels.scons.module import DeclaredModule
+from iree_kernels.scons.nodes import read_spec, spec_value
+from iree_kernels.scons.reporting import reporting_user_errors
 
 SHORT_COMSTR = "EXPECTED  $TARGET"
 

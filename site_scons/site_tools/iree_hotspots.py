@@ -25,8 +25,10 @@ import SCons.Script
 import SCons.Util
 
 from iree_kernels import benchmarks, hotspots, runtime, settings, toolchains
-from iree_kernels.scons import reporting_user_errors, spec_value, write_atomically
-from iree_kernels.scons_module import DeclaredModule
+from iree_kernels.files import write_atomically
+from iree_kernels.scons.module import DeclaredModule
+from iree_kernels.scons.nodes import spec_value
+from iree_kernels.scons.reporting import reporting_user_errors
 from iree_kernels.substitution import read_record
 
 

@@ -62,15 +62,40 @@ from iree_kernels import (codegen_cache, executables, option_files, remote_cache
 from iree_kernels.errors import UserError
 from iree_kernels.program import Program
 from iree_kernels.program_text import NotSplittable, open_program
-from iree_kernels.scons import (fail, read_spec, reporting_user_errors, shared_cache, spec_value,
-                                write_atomically)
+from iree_kernels.files import write_atomically
+from iree_kernels.scons.caches import shared_cache
+from iree_kernels.scons.nodes import read_spec, spec_value
+from iree_kernels.scons.reporting import fail, reporting_user_errors
 
 OWN_FOLDER = "$BUILD_DIR/codegen-cache"
 DEFAULT_TARGETS = settings.EXECUTABLE_CACHE_TARGETS
 SHORT_COMSTRS = {"IREE_ASSEMBLECOMSTR": "ASSEMBLE  $TARGET",
                  "IREE_CODEGENCOMSTR": "CODEGEN  $TARGET"}
-_slots: threading.BoundedSemaphore | None = None
-_warned: set[str] = set()
+
+
+class _CodegenRun:
+    """What every module's ASSEMBLE of one build shares: carried by the environment
+    (``$IREE_CODEGEN_RUN``), not by this module."""
+
+    def __init__(self) -> None:
+        self._slots: threading.BoundedSemaphore | None = None
+        self._lock = threading.Lock()
+        self._warned: set[str] = set()
+
+    def slots(self) -> threading.BoundedSemaphore:
+        """One slot per -j job, shared by every module compiling misses at the same time."""
+        with self._lock:
+            if self._slots is None:
+                self._slots = threading.BoundedSemaphore(_jobs())
+            return self._slots
+
+    def first_time(self, damage: str) -> bool:
+        """Whether ``damage`` is met for the first time: a read-only entry is met again by every
+        module having it, and warned of once."""
+        with self._lock:
+            new = damage not in self._warned
+            self._warned.add(damage)
+            return new
 
 
 def cached_targets(setting: str) -> tuple[str, ...]:
@@ -193,9 +218,9 @@ def _stand_in_cached_executables(target, assembled, options, spec: dict,
                                                          env.Dir("#").abspath),
                               spec["objects"], shared and Path(shared),
                               remote_cache.configured())
+    run = env["IREE_CODEGEN_RUN"]
     for damage in plan.damaged:
-        if damage not in _warned:     # a read-only entry is met again by every module having it
-            _warned.add(damage)
+        if run.first_time(damage):
             sys.stderr.write(f"scons: warning: codegen cache entry {damage}\n")
     names = {entry.key: name for name, entry in plan.entries.items()}
     for entry, _ in plan.misses:
@@ -203,7 +228,7 @@ def _stand_in_cached_executables(target, assembled, options, spec: dict,
         _say(env.subst("$IREE_CODEGENCOMSTR", raw=1, target=[env.File(str(shown))])
              + f" ({names[entry.key]})")
     try:
-        codegen_cache.compile_entries(compiler, plan.misses, jobs, _compile_slots(),
+        codegen_cache.compile_entries(compiler, plan.misses, jobs, run.slots(),
                                       cores=len(os.sched_getaffinity(0)))
     except codegen_cache.CodegenFailed as failed:
         raise _codegen_failure(failed, plan, assembled, spec["target"], target) from None
@@ -244,14 +269,6 @@ def _jobs() -> int:
     return max(1, int(SCons.Script.GetOption("num_jobs") or 1))
 
 
-def _compile_slots() -> threading.BoundedSemaphore:
-    """One slot per -j job, shared by every module compiling misses at the same time."""
-    global _slots
-    if _slots is None:
-        _slots = threading.BoundedSemaphore(_jobs())
-    return _slots
-
-
 def generate(env):
     if "IreeModule" not in env["BUILDERS"]:
         env.Tool("iree_compile")
@@ -260,6 +277,7 @@ def generate(env):
         IREE_CACHED_COMPILEFLAGS=SCons.Util.CLVar(""),
         IREE_ASSEMBLECOMSTR="Assembling the program $TARGET is compiled from",
         IREE_CODEGENCOMSTR="Compiling into the codegen cache: $TARGET",
+        IREE_CODEGEN_RUN=_CodegenRun(),
     )
     env["BUILDERS"]["IreeAssembledProgram"] = SCons.Builder.Builder(
         action=SCons.Action.Action(assemble_program, "$IREE_ASSEMBLECOMSTR"), suffix=".mlir",

@@ -5,38 +5,36 @@ model, target and architecture, one module: its options flag file, IREE's
 front end (``executables.mlir``), where it has substitutions the resolution
 of their selectors, their kernels (``env.Kernel``) and substitution flag file,
 and the module itself. Each is one ``DeclaredModule`` record
-(``iree_kernels.scons_module``), which the other tools build on: the check and
+(``iree_kernels.scons.module``), which the other tools build on: the check and
 differential checks, microbenchmarks, hotspots, the dump listing, scaffold,
 ``compile_commands.json`` and the release. It returns the records.
 Aliases: ``modules`` (the default), ``check``, and those the tools add.
-``scons -h`` lists every target (TARGET_HELP) and the command-line variables
-(``iree_kernels.settings``); ``scons -c`` removes the build folder whole.
+``scons -h`` lists every target and the command-line variables
+(``iree_kernels.scons.variables``); ``scons -c`` removes the build folder whole.
 """
 from __future__ import annotations
 
 import atexit
-import functools
 import os
 import re
 from pathlib import Path
 
 import SCons.Script
-import SCons.Variables
-from SCons.Script import BoolVariable, EnumVariable, Variables
 
 from iree_kernels import option_files, toolchains
 from iree_kernels.files import not_regular
 from iree_kernels.errors import UserError
 from iree_kernels.manifest import closest, load_project
 from iree_kernels.scaffold import LANGUAGES, TARGET_LANGUAGES
-from iree_kernels.settings import BY_NAME, SETTINGS, Setting
 from iree_kernels.targets import (KERNEL_KINDS, REPRODUCIBLE_FLAGS, TARGETS, kernel_kind,
                                   module_targets, parse_archs, rejected_arch_message)
-from iree_kernels.scons import (OPTION_ORIGINS, fail, lock_build_folder, pspawn_without_shell,
-                                safe_arguments, spawn_without_shell, spec_value)
-from iree_kernels.scons_kernels import kernel_compiler, tool_version
-from iree_kernels.scons_module import (DeclaredKernel, DeclaredModule, failing, file_name,
-                                       wanted)
+from iree_kernels.scons.kernels import kernel_compiler, tool_version
+from iree_kernels.scons.lock import lock_build_folder
+from iree_kernels.scons.module import DeclaredKernel, DeclaredModule, failing, file_name, wanted
+from iree_kernels.scons.nodes import spec_value
+from iree_kernels.scons.reporting import fail
+from iree_kernels.scons.spawn import Spawn, pspawn_without_shell
+from iree_kernels.scons.variables import read_variables
 
 SHORT_COMSTRS = {
     "IREE_COMPILECOMSTR": "IREE     $TARGET",
@@ -62,92 +60,6 @@ SHORT_COMSTRS = {
     "IREE_HOTSPOTBENCHCOMSTR": "HOTBENCH  $TARGET",
     "IREE_HOTSPOTSCOMSTR": "HOTSPOTS  $TARGET",
 }
-# What scons -h lists under "Targets": every alias the tools declare, one line each.
-TARGET_HELP = {
-    "modules": "every model's module for every selected target: build/<target>/<model>.vmfb "
-               "(the default)",
-    "check": "the modules, then their expected-output cases on each target's device and "
-             "every differential check (verify)",
-    "verify": "each substituted executable checked against IREE's own (differential checks)",
-    "dump": "every model's executables, listed with their layouts and fingerprints (see DUMP)",
-    "microbenchmarks": "each substituted executable's microbenchmarks, one JSON per module",
-    "bench": "the microbenchmarks, then one table: kernel against IREE's own executable",
-    "hotspots": "where each model's time goes, executable by executable",
-    "scaffold": "a kernel skeleton and its manifest entry (SCAFFOLD, LANGUAGE)",
-    "expected": "expected outputs from IREE's plain llvm-cpu compile, for each model without "
-                "any (or those EXPECTED names)",
-    "release": "every module in one archive, with what built it",
-    "verify-release": "this checkout rebuilt and compared with a release archive (ARCHIVE)",
-    "compile_commands.json": "clangd's compilation database of the .cu and .c kernels",
-}
-
-
-def _variables(env) -> Variables:
-    """SCons's Variables, one per record of iree_kernels.settings.SETTINGS, read from the command line."""
-    variables = Variables(None, {})
-    variables.FormatVariableHelpText = functools.partial(_help_text, variables)
-    for setting in SETTINGS:
-        variables.Add(_variable(setting))
-    arguments = SCons.Script.ARGUMENTS
-    variables.Update(env, safe_arguments(variables, arguments))
-    SCons.Script.Help(_help(variables.GenerateHelpText(env)))
-    for key in arguments:
-        if key not in variables.keys():
-            fail(f"unknown command-line variable {key!r}; see scons -h")
-    # Read by Python only (the scaffold step escapes it where SCons prints it).
-    env["SCAFFOLD"] = arguments.get("SCAFFOLD", "")
-    for name in toolchains.TIMEOUTS:
-        try:
-            toolchains.TIMEOUTS[name] = toolchains.seconds(env[name])
-        except ValueError:
-            fail(f"{name}={env[name]}: expected a number of seconds (0: no limit)")
-    _check_build_dir(env["BUILD_DIR"])
-    try:
-        toolchains.seconds(env["LOCK_WAIT"])
-    except ValueError:
-        fail(f"LOCK_WAIT={env['LOCK_WAIT']}: expected a number of seconds")
-    return variables
-
-
-def _check_build_dir(value: str) -> None:
-    """BUILD_DIR is a folder inside the repo, named relative to its root: every path the build
-    writes (command lines, compile_commands.json, lock records) is named relative to the root."""
-    normal = os.path.normpath(value) if value else ""
-    if os.path.isabs(value) or value.startswith("~"):
-        fail(f"BUILD_DIR={value}: an absolute path; give a folder inside the repository, "
-             "relative to its root (e.g. build or out/build), and link it elsewhere if need be")
-    if normal in ("", ".") or normal.split(os.sep)[0] == "..":
-        fail(f"BUILD_DIR={value!r}: not a folder inside the repository; give one relative to "
-             "its root, e.g. build")
-
-
-def _variable(setting: Setting) -> tuple:
-    """One SCons variable; a boolean's default as the word scons -h shows ("no", not False)."""
-    value = setting.default_value()
-    if setting.kind == "bool":
-        return BoolVariable(setting.name, setting.help, value)
-    if setting.kind == "enum":
-        return EnumVariable(setting.name, setting.help, value, allowed_values=setting.allowed)
-    return (setting.name, setting.help, value)
-
-
-def _help(variables_text: str) -> str:
-    """What scons -h prints: targets, then variables; SCons adds where its own options are (-H)."""
-    width = max(map(len, TARGET_HELP))
-    targets = "".join(f"  {name:<{width}}  {what}\n" for name, what in TARGET_HELP.items())
-    return ("usage: scons [OPTIONS] [VARIABLE=VALUE ...] [TARGET ...]\n\n"
-            f"Targets (or any file the build makes, e.g. build/llvm-cpu/mlp.vmfb):\n{targets}\n"
-            f"Variables:\n{variables_text}")
-
-
-def _help_text(variables, env, key, help, default, actual, aliases=None) -> str:
-    """SCons's text for one variable, a boolean's value written yes/no as docs/variables.md does."""
-    if default in ("yes", "no"):          # SCons shows the converted value: True, False
-        actual = {"True": "yes", "False": "no"}.get(str(actual), actual)
-    setting = BY_NAME.get(key)
-    if setting is not None:               # a URL's user:password@ is never shown
-        default, actual = setting.shown(default), setting.shown(actual)
-    return SCons.Variables.Variables.FormatVariableHelpText(variables, env, key, help, default, actual, aliases)
 
 
 def _matches_glob(path: str, pattern: str) -> bool:
@@ -211,8 +123,10 @@ def declare_project(env, manifests=None):
 
 
 def _declare_project(env, manifests=None):
-    _variables(env)
-    env = env.Clone(SPAWN=spawn_without_shell, PSPAWN=pspawn_without_shell,
+    read_variables(env)
+    # Each step's SPAWN: no time limit here (WholeFileCommand gives each command its own).
+    spawn = Spawn()
+    env = env.Clone(SPAWN=spawn, PSPAWN=pspawn_without_shell,
                     ESCAPE=lambda arg: arg)
     if SCons.Script.GetOption("max_drift") == SCONS_MAX_DRIFT:
         # The content signature .sconsign keeps for a file is trusted where the file's time
@@ -234,7 +148,7 @@ def _declare_project(env, manifests=None):
     _check_settings(env)
     selected = _selected_targets(env)
     archs = _architectures(env, selected)
-    _check_options(env, project, archs)
+    _check_options(env, project, archs, spawn.option_origins)
     build = env.Dir(f"#{env['BUILD_DIR']}")
     _lock(env, build)
     modules, check_nodes = [], []
@@ -311,10 +225,11 @@ def _remove_empty_folders(folder: Path) -> None:
                 pass
 
 
-def _check_options(env, project, archs: dict) -> None:
+def _check_options(env, project, archs: dict, origins: dict) -> None:
     """Every model's options are flags iree-compile has (asked once, only where there are options).
 
-    Records where each is set, for an error iree-compile gives about its value (OPTION_ORIGINS).
+    Records where each is set in ``origins`` (the steps' Spawn.option_origins), for an error
+    iree-compile gives about its value.
     """
     for model in project.models.values():
         for target, flags in model.options.items():
@@ -323,7 +238,7 @@ def _check_options(env, project, archs: dict) -> None:
             for where in module_targets(TARGETS[target], archs.get(target, [])):
                 flag_file = env.Dir(f"#{env['BUILD_DIR']}").Dir(where.folder).Dir(
                     model.name).File("options.flags").get_path()
-                OPTION_ORIGINS[flag_file] = {
+                origins[flag_file] = {
                     f.lstrip("-").split("=", 1)[0]: f"{origin}options.{target}" for f in flags}
             root = env.Dir("#").abspath
             for path, _ in option_files.files_named(flags):

@@ -14,7 +14,7 @@ Builders:
   IreeVerifyRelease    Value(JSON spec) + the files it checks -> verify-release.txt (the report)
 
 Each tool's builder makes what it builds depend on the version of its program
-(``iree_kernels.scons_kernels.version_emitter``): the lock record names the
+(``iree_kernels.scons.kernels.version_emitter``): the lock record names the
 versions found among a module's dependencies, those that really made it.
 
 Timestamps come from $SOURCE_DATE_EPOCH (environment), else the last git
@@ -34,9 +34,10 @@ import SCons.Script
 
 from iree_kernels import release
 from iree_kernels.errors import UserError
-from iree_kernels.scons import fail, reporting_user_errors, write_atomically
-from iree_kernels.scons_kernels import ToolVersion, versions_reached
-from iree_kernels.scons_module import DeclaredModule
+from iree_kernels.files import write_atomically
+from iree_kernels.scons.kernels import ToolVersion, versions_reached
+from iree_kernels.scons.module import DeclaredModule
+from iree_kernels.scons.reporting import fail, reporting_user_errors
 
 
 @dataclass(frozen=True)

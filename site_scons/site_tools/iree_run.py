@@ -16,9 +16,10 @@ import SCons.Action
 import SCons.Builder
 
 from iree_kernels import expected_outputs, runtime, toolchains
-from iree_kernels.scons import escape, program, reporting_user_errors, write_atomically
-from iree_kernels.scons_module import (DeclaredModule, case_files, expected_cases, skipped,
-                                       wanted)
+from iree_kernels.files import write_atomically
+from iree_kernels.scons.escaping import escape, program
+from iree_kernels.scons.module import DeclaredModule, case_files, expected_cases, skipped, wanted
+from iree_kernels.scons.reporting import reporting_user_errors
 
 
 @reporting_user_errors

@@ -18,8 +18,10 @@ from iree_kernels import executables, scaffold, selection
 from iree_kernels.errors import UserError
 from iree_kernels.files import read_text
 from iree_kernels.manifest import closest
-from iree_kernels.scons import escape, reporting_user_errors, write_atomically
-from iree_kernels.scons_module import DeclaredModule
+from iree_kernels.files import write_atomically
+from iree_kernels.scons.escaping import escape
+from iree_kernels.scons.module import DeclaredModule
+from iree_kernels.scons.reporting import reporting_user_errors
 
 
 @reporting_user_errors

@@ -32,18 +32,20 @@ import SCons.Builder
 
 from pathlib import Path
 
-from iree_kernels import executables, selection, spirv, substitution
+from iree_kernels import executables, flag_files, selection, spirv, substitution
 from iree_kernels.errors import UserError
 from iree_kernels.manifest import Substitution
 from iree_kernels.workgroups import ExpressionError
 from iree_kernels.wrappers import render_wrapper
-from iree_kernels.scons import read_spec, reporting_user_errors, write_atomically
+from iree_kernels.files import write_atomically
+from iree_kernels.scons.nodes import read_spec
+from iree_kernels.scons.reporting import reporting_user_errors
 
 
 @reporting_user_errors
 def write_options(target, source, env):
     flags = read_spec(source[0])
-    write_atomically(target[0].abspath, substitution.options_file(flags))
+    write_atomically(target[0].abspath, flag_files.write(flags))
 
 
 @reporting_user_errors

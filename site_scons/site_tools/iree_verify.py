@@ -30,10 +30,12 @@ import SCons.Builder
 
 from iree_kernels import benchmarks, expected_outputs, runtime, selection, toolchains, verification
 from iree_kernels.errors import UserError
-from iree_kernels.scons import escape, reporting_user_errors, write_atomically
-from iree_kernels.substitution import read_record
-from iree_kernels.scons_module import (DeclaredModule, case_files, expected_cases, file_name,
+from iree_kernels.files import write_atomically
+from iree_kernels.scons.escaping import escape
+from iree_kernels.scons.module import (DeclaredModule, case_files, expected_cases, file_name,
                                        skipped)
+from iree_kernels.scons.reporting import reporting_user_errors
+from iree_kernels.substitution import read_record
 
 
 @reporting_user_errors

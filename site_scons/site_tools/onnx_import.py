@@ -31,7 +31,7 @@ The importer runs without a shell and writes beside its target, which is
 moved in place once it succeeded (WholeFileCommand). A failed import is one
 error line naming the model (``IREE_IMPORT_ONNX_MODEL``: where the manifest
 declares it), the ``.onnx`` file and the importer's last message, not its
-Python traceback; ``VERBOSE=1`` prints all it said (``iree_kernels.scons_import``).
+Python traceback; ``VERBOSE=1`` prints all it said (``iree_kernels.scons.imports``).
 Imports depend on the versions of ``iree-base-compiler`` and ``onnx``, so
 upgrading either imports again; the release's lock record names them
 (``iree-import-onnx``).
@@ -48,10 +48,10 @@ import SCons.Util
 
 from iree_kernels.errors import UserError
 from iree_kernels.manifest import DEFAULT_OPSET
-from iree_kernels.onnx_import import external_data, failure_reason, importer_versions
-from iree_kernels.scons import program
-from iree_kernels.scons_import import ImportCommand, manifest_entry, package_versions, register_importer
-from iree_kernels.scons_kernels import version_emitter
+from iree_kernels.onnx_importer import external_data, failure_reason, importer_versions
+from iree_kernels.scons.escaping import program
+from iree_kernels.scons.imports import ImportCommand, manifest_entry, package_versions, register_importer
+from iree_kernels.scons.kernels import version_emitter
 
 SHORT_COMSTR = "IMPORT   $TARGET"
 

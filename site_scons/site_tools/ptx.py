@@ -30,10 +30,11 @@ import SCons.Util
 import iree_kernels
 from iree_kernels import settings, toolchains
 from iree_kernels.targets import TARGETS
-from iree_kernels.scons import file_argument, package_include, program, whole_file_command
-from iree_kernels.scons_depfiles import (CANONICAL_DEPFILE, NO_SOURCE_SCANNER, depfile_emitter,
-                                          depfile_scanner)
-from iree_kernels.scons_kernels import (KernelCompiler, add_kernel_compiler, version_emitter)
+from iree_kernels.scons.escaping import file_argument, program
+from iree_kernels.scons.headers import (CANONICAL_DEPFILE, NO_SOURCE_SCANNER, depfile_emitter,
+                                        depfile_scanner, package_include)
+from iree_kernels.scons.kernels import KernelCompiler, add_kernel_compiler, version_emitter
+from iree_kernels.scons.spawn import whole_file_command
 
 CLANG_PRELUDE = Path(iree_kernels.__file__).parent / "data" / "clang_cuda_prelude.h"
 

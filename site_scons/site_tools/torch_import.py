@@ -4,7 +4,7 @@ Builder:
   IreeImportTorch   model.pt2 -> model.mlir (torch-dialect MLIR that iree-compile reads)
 
 A ``.pt2`` is what ``torch.export.save(torch.export.export(model, args), path)``
-writes. ``env.IreeImportedModel`` (``iree_kernels.scons_import``) declares
+writes. ``env.IreeImportedModel`` (``iree_kernels.scons.imports``) declares
 the import of a manifest model whose source is ``.pt2`` into
 ``<folder>/<model name>.mlir``, as the onnx_import tool does for ``.onnx``.
 
@@ -32,11 +32,11 @@ import sys
 import SCons.Builder
 import SCons.Util
 
-from iree_kernels.onnx_import import failure_reason
-from iree_kernels.scons import file_argument, program
-from iree_kernels.scons_import import ImportCommand, manifest_entry, package_versions, register_importer
-from iree_kernels.scons_kernels import version_emitter
-from iree_kernels.torch_import import SCRIPT, importer_versions
+from iree_kernels.onnx_importer import failure_reason
+from iree_kernels.scons.escaping import file_argument, program
+from iree_kernels.scons.imports import ImportCommand, manifest_entry, package_versions, register_importer
+from iree_kernels.scons.kernels import version_emitter
+from iree_kernels.torch_importer import SCRIPT, importer_versions
 
 SHORT_COMSTR = "IMPORT   $TARGET"
 

@@ -217,7 +217,7 @@ def test_shown_escapes_control_characters_only():
 
 
 def test_the_importers_run_where_their_python_path_holds_dollars(tmp_path):
-    from iree_kernels.scons_import import CapturingSpawn
+    from iree_kernels.scons.imports import CapturingSpawn
     folder = tmp_path / "$(touch x)${y}" / "bin"
     folder.mkdir(parents=True)
     python = folder / "python-of-this-checkout"

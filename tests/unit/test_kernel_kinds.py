@@ -8,8 +8,7 @@ import SCons.Environment
 import SCons.Node.Python
 
 import iree_kernels
-from iree_kernels import scons_kernels
-from iree_kernels.scons_kernels import kernel_compiler, tool_version, versions_reached
+from iree_kernels.scons.kernels import command_program, kernel_compiler, tool_version, versions_reached
 from iree_kernels.targets import KERNEL_KINDS
 
 COMPILED = [kind for kind in KERNEL_KINDS.values() if kind.compiles_to]
@@ -66,7 +65,7 @@ def test_versions_are_found_however_deep_and_once_per_program(tmp_path):
         objects += env.Kernel(str(tmp_path / f"{name}.o"), str(tmp_path / f"{name}.c"))[:1]
     top = env.Command(str(tmp_path / "top"), objects, "cat $SOURCES > $TARGET")[0]
     assert list(versions_reached(top)) == ["cc-y"]
-    assert scons_kernels.command_program(env, "ELFCOM", [objects[0]], objects[0].sources) == \
+    assert command_program(env, "ELFCOM", [objects[0]], objects[0].sources) == \
         "/opt/toolchain/bin/cc-y"
 
 

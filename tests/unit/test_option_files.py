@@ -1,6 +1,7 @@
 """Which files iree-compile flags name, and in which phase they are read."""
 from __future__ import annotations
 
+from iree_kernels import flag_files
 from iree_kernels.option_files import CODEGEN, FRONT_END, codegen_key, files_named
 
 
@@ -25,3 +26,11 @@ def test_codegen_key_follows_content_not_only_the_path(tmp_path):
     (tmp_path / "t.mlir").write_text("two")
     assert len(first) == 1 and first[0].startswith("t.mlir sha256:")
     assert codegen_key(lines, str(tmp_path)) != first
+
+
+def test_codegen_key_reads_a_quoted_path_as_the_flag_file_wrote_it(tmp_path):
+    spec = tmp_path / 'specs dir' / 'say "#1".mlir'
+    spec.parent.mkdir()
+    spec.write_text("one")
+    text = flag_files.write(['--iree-codegen-tuning-spec-path=specs dir/say "#1".mlir'])
+    assert codegen_key(text.splitlines(), str(tmp_path))[0].startswith('specs dir/say "#1".mlir sha256:')

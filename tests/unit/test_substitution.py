@@ -8,11 +8,12 @@ import json
 
 import pytest
 
+from iree_kernels import flag_files
 from iree_kernels.errors import UserError
 from iree_kernels.executables import Executable, Export, parse_layout
 from iree_kernels.manifest import Origin, Substitution
 from iree_kernels.selection import Landing
-from iree_kernels.substitution import (UNCHECKED, KernelChecks, Planned, flag_file, options_file,
+from iree_kernels.substitution import (UNCHECKED, KernelChecks, Planned, flag_file,
                                        plan_substitutions, record)
 
 LAYOUT = "#hal.pipeline.layout<bindings = [#hal.pipeline.binding<storage_buffer>]>"
@@ -88,7 +89,7 @@ def test_the_record_says_what_replaced_what():
 
 
 def test_an_options_file_holds_one_flag_a_line():
-    assert options_file(["--iree-hal-target-device=vulkan", "--iree-opt-level=O2"]) == \
+    assert flag_files.write(["--iree-hal-target-device=vulkan", "--iree-opt-level=O2"]) == \
         "--iree-hal-target-device=vulkan\n--iree-opt-level=O2\n"
 
 

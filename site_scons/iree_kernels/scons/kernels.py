@@ -26,7 +26,7 @@ import SCons.Subst
 
 from iree_kernels import toolchains
 from iree_kernels.errors import UserError
-from iree_kernels.scons import named_value
+from iree_kernels.scons.nodes import named_value
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ import SCons.Script
 from iree_kernels import expected_outputs
 from iree_kernels.errors import UserError
 from iree_kernels.manifest import Model, Substitution
-from iree_kernels.scons import fail
+from iree_kernels.scons.reporting import fail
 from iree_kernels.targets import ModuleTarget, Target
 
 

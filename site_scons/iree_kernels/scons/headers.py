@@ -1,4 +1,5 @@
-"""Exact header dependencies of kernel compiles, from the depfiles the compilers write.
+"""Exact header dependencies of kernel compiles, from the depfiles the compilers write;
+the ``#include`` scanner where there is none yet, and the package's own include folder.
 
 A kernel builder (Ptx, Spirv, ElfObject, and env.Kernel for their sources)
 declares two targets: the compiled kernel and ``<kernel>.d``, the depfile
@@ -36,11 +37,12 @@ import SCons.Action
 import SCons.Errors
 import SCons.Node
 import SCons.Scanner
+import SCons.Subst
 
+import iree_kernels
 from iree_kernels import depfiles
 from iree_kernels.errors import UserError
 from iree_kernels.files import not_regular, write_atomically
-from iree_kernels.scons import include_scanner
 
 DEPFILE_SUFFIX = ".d"
 _STORE_AFTER_RESCAN = 7          # our index in SCons.Node.store_info_map
@@ -124,3 +126,37 @@ def _read(depfile, node, env) -> list:
             raise SCons.Errors.UserError(f"{path}: an included file is {why}, not a regular file")
         found.append(top.File(path) if not os.path.isabs(path) else env.fs.File(path))
     return found
+
+
+_INCLUDE_RE = r'^[ \t]*#[ \t]*include[ \t]*(<|")([^>"]+)(>|")'
+
+
+class _IncludeScanner(SCons.Scanner.ClassicCPP):
+    """ClassicCPP reading regular files only: a FIFO named like a header would block the build."""
+
+    def find_include_names(self, node):
+        why = not_regular(node.abspath)
+        if why and why != "not found":
+            raise SCons.Errors.UserError(f"{node}: an included file is {why}, not a regular file")
+        return super().find_include_names(node)
+
+
+def package_include(env, scan_variable: str, path_variable: str) -> None:
+    """Put the package's include folder (``iree_kernels/grid.cuh``, ``.glsl``) after ``$path_variable``.
+
+    On the command line as ``$IREE_KERNELS_INCFLAG``, inside ``$( $)``: where
+    the package is installed is not part of any signature (a shared cache hits
+    across checkouts and virtual environments); the headers' content is,
+    through the scanner searching ``$scan_variable``.
+    """
+    folder = iree_kernels.include_path()
+    relative = os.path.relpath(folder)
+    word = relative if not relative.startswith("..") else folder
+    env.SetDefault(IREE_KERNELS_INCFLAG=SCons.Subst.Literal("-I" + word))
+    # A node, not a string: the folder's path is never substituted.
+    env.SetDefault(**{scan_variable: [f"${path_variable}", env.fs.Dir(folder)]})
+
+
+def include_scanner(name: str, suffixes: list[str], path_variable: str):
+    """A scanner of C-style #include lines, searching beside the file, then $path_variable."""
+    return _IncludeScanner(name, suffixes, path_variable, _INCLUDE_RE)

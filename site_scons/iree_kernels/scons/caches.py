@@ -1,5 +1,6 @@
-"""SCons glue of the remote cache (``iree_kernels.remote_cache``): configured from its
-variables (``iree_kernels.settings``), and where SCons's cache mirrors it.
+"""Where SCons's caches are: the shared build cache (CACHE_DIR) and the remote cache
+(``iree_kernels.remote_cache``), configured from their variables (``iree_kernels.settings``),
+and where SCons's cache mirrors the remote one.
 
 Both caches reach the server through their ``store.Store``: an entry not in
 the local folder is fetched into it, then checked (content, signature)
@@ -20,7 +21,26 @@ import SCons.Script
 
 from iree_kernels import remote_cache
 from iree_kernels.errors import UserError
-from iree_kernels.scons import fail, only_reads
+from iree_kernels.scons.reporting import fail
+
+
+def shared_cache(env) -> tuple[str | None, bool]:
+    """The folder CACHE_DIR names (None: no shared cache), and whether this build only reads it."""
+    folder = env.get("CACHE_DIR", "")
+    if not folder or SCons.Script.GetOption("cache_disable"):
+        return None, False
+    path = os.path.join(SCons.Script.GetLaunchDir(), os.path.expanduser(folder))
+    if "$" in path:
+        fail(f"CACHE_DIR: the cache's path {path} contains '$', which SCons would expand; "
+             "use a folder whose path has none")
+    return path, only_reads(env)
+
+
+def only_reads(env, variable: str = "CACHE_READONLY") -> bool:
+    """Whether this build only reads a cache: ``variable`` (CACHE_READONLY,
+    REMOTE_CACHE_READONLY) or SCons's --cache-readonly says so."""
+    return bool(env[variable] or SCons.Script.GetOption("cache_readonly"))
+
 
 MIRROR = "remote-cache"            # under BUILD_DIR, where no CACHE_DIR is given
 

@@ -19,8 +19,9 @@ import SCons.Environment
 import SCons.Errors
 
 from iree_kernels import toolchains
-from iree_kernels.scons import WholeFileCommand, named_value
-from iree_kernels.scons_kernels import ToolVersion
+from iree_kernels.scons.kernels import ToolVersion
+from iree_kernels.scons.nodes import named_value
+from iree_kernels.scons.spawn import WholeFileCommand
 
 
 class ImportCommand(WholeFileCommand):
