@@ -193,7 +193,19 @@ def strip_scratch(llir: str, entry: str) -> str:
             raise TritonError("the kernel reads Triton's scratch pointer, which IREE does not "
                               "pass")
     kept = ", ".join(params[:-SCRATCH_PARAMS])
-    text = llir[:start] + kept + llir[close:]
+    rest = llir[close:body_end]
+    removed = [int(p.split()[-1][1:]) for p in params[-SCRATCH_PARAMS:]
+               if re.fullmatch(r"%\d+", p.split()[-1])]
+    if removed:
+        # Unnamed values are numbered in order, arguments first: the body's shift down.
+        first, count = min(removed), len(removed)
+
+        def shifted(m: re.Match) -> str:
+            number = int(m.group(2))
+            return f"{m.group(1)}{number - count if number > first else number}"
+        rest = re.sub(r"(%)(\d+)\b", shifted, rest)
+        rest = re.sub(r"(?m)^(\s*)(\d+)(?=:)", shifted, rest)
+    text = llir[:start] + kept + rest + llir[body_end:]
     return re.sub(rf"@{re.escape(name)}\b", f"@{entry}", text)
 
 
