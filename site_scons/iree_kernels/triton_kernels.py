@@ -244,7 +244,8 @@ def gpu_target(arch: str) -> tuple[str, int | str, int]:
 def source_line(error, fn) -> str:
     """' (at kernels/k.py:12)' for a Triton CompilationError, or ''."""
     node = getattr(error, "node", None)
-    first = getattr(fn, "starting_line_number", None)
+    # The error's line counts from the 'def' line (the source Triton parses has no decorator).
+    first = getattr(fn, "def_file_line_number", None)
     if node is None or not hasattr(node, "lineno") or first is None:
         return ""
     try:
