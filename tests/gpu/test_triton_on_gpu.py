@@ -102,7 +102,8 @@ def test_triton_matmul_runs():
 
 
 @pytest.mark.parametrize("model", ["saxpy", "mlp"])
-def test_triton_kernel_matches_iree(model, tmp_path):
+def test_triton_kernel_matches_iree(model, tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)                   # the plans name modules relative to it
     plans = sorted((ROOT / "build/cuda" / model / "verify").glob("*.verify.json"))
     assert plans, f"no verification plan for {model}"
     for path in plans:
