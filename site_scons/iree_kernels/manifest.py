@@ -34,9 +34,11 @@ IMPORTED_SUFFIXES = (".onnx", ".pt2")
 # The ONNX opset an .onnx source is converted to before it is imported (when
 # the model's own is older): 17 is what IREE's ONNX tests import at.
 DEFAULT_OPSET = 17
+# A Triton kernel's (.py) compile options; arch: the CUDA architecture it is compiled for.
+TRITON_KEYS = ("constexprs", "num_warps", "num_stages", "arch")
 SUBSTITUTION_KEYS = {"model", "target", "executable", "export", "fingerprint", "file", "mode",
                      "workgroup_count", "workgroup_size", "function", "verify",
-                     *TOLERANCE_KEYS}
+                     *TRITON_KEYS, *TOLERANCE_KEYS}
 SELECTOR_KEYS = ("executable", "export", "fingerprint")
 FINGERPRINT_RE = re.compile(r"^sha256:[0-9a-f]{12,64}$")
 WRAPPED_KEYS = ("workgroup_count", "workgroup_size", "function")
@@ -92,6 +94,10 @@ class Substitution:
     ulp: int | None = None
     bitwise: bool | None = None       # True: outputs equal bit for bit, NaN payloads too
     verify: bool = True               # False: it computes something else on purpose
+    constexprs: tuple = ()            # a Triton kernel: ((name, value), ...) of its tl.constexprs
+    num_warps: int = 0                # a Triton kernel: 0 is Triton's default (4)
+    num_stages: int = 0               # a Triton kernel: 0 is Triton's default
+    arch: str = ""                    # a Triton kernel on cuda: compiled for it, not CUDA_ARCH
 
     @property
     def tolerance(self) -> Tolerance:
@@ -129,11 +135,13 @@ class Substitution:
                 "workgroup_size": tuple(self.workgroup_size), "function": self.function,
                 "objects": tuple(self.objects),
                 "atol": self.atol, "rtol": self.rtol, "ulp": self.ulp, "bitwise": self.bitwise,
-                "verify": self.verify}
+                "verify": self.verify, "constexprs": [list(c) for c in self.constexprs],
+                "num_warps": self.num_warps, "num_stages": self.num_stages, "arch": self.arch}
 
     @classmethod
     def from_dict(cls, data: dict) -> "Substitution":
-        return cls(**{**data, "origin": Origin(**data["origin"])})
+        return cls(**{**data, "origin": Origin(**data["origin"]),
+                      "constexprs": tuple(tuple(c) for c in data.get("constexprs", ()))})
 
 
 @dataclass
@@ -314,6 +322,7 @@ def _substitution(project: Project, entry, origin: Origin, text: str) -> Substit
                            f"of target '{values['target']}'; it fits {', '.join(kind.targets)}")
     objects = _check_object_paths(project, file, described, text) if file.endswith(".mlir") else ()
     launch = _launch_fields(entry, mode, values["target"], file, described, text)
+    triton = _triton_fields(entry, file, values["target"], described, text)
     for key in TOLERANCE_KEYS:
         if problem := tolerance_error(key, entry.get(key)):
             raise _field_error(described, text, key, problem)
@@ -322,7 +331,7 @@ def _substitution(project: Project, entry, origin: Origin, text: str) -> Substit
                            "computes something else on purpose; no differential check)")
     return Substitution(values["model"], values["target"], values["executable"],
                         file, mode, described, export=values["export"],
-                        fingerprint=values["fingerprint"].lower(), objects=objects, **launch,
+                        fingerprint=values["fingerprint"].lower(), objects=objects, **launch, **triton,
                         verify=entry.get("verify", True),
                         **{key: entry.get(key) for key in TOLERANCE_KEYS})
 
@@ -362,24 +371,76 @@ def _launch_fields(entry: dict, mode: str, target: str, file: str, origin: Origi
     except ExpressionError as e:
         raise _field_error(origin, text, "workgroup_count", str(e))
     size = entry.get("workgroup_size")
+    if file.endswith(".py"):
+        if size is not None:
+            raise _field_error(origin, text, "workgroup_size", "a Triton kernel's workgroup "
+                               "size is num_warps x the warp size (Triton's metadata gives it); "
+                               "set num_warps instead")
+        return {"workgroup_count": tuple(count),
+                "function": _function(entry, file, origin, text, "Python function")}
     if target == "llvm-cpu":
         if size is not None:
             raise _field_error(origin, text, "workgroup_size", "llvm-cpu runs one invocation "
                                "per workgroup; workgroup_size applies to GPU targets only")
-        function = entry.get("function", PurePosixPath(file).stem)
-        if not isinstance(function, str) or not C_NAME_RE.fullmatch(function):
-            raise _field_error(origin, text, "function", f"'{shown(function)}' is not a C function "
-                               "name; set function = \"name\" (default: the file's stem)")
-        return {"workgroup_count": tuple(count), "function": function}
+        return {"workgroup_count": tuple(count),
+                "function": _function(entry, file, origin, text, "C function")}
     if "function" in entry:
-        raise _field_error(origin, text, "function", "only a C kernel on llvm-cpu takes "
-                           "'function'; a GPU kernel's entry is the export's name")
+        raise _field_error(origin, text, "function", "only a C kernel on llvm-cpu or a Triton "
+                           "kernel (.py) takes 'function'; a GPU kernel's entry is the "
+                           "export's name")
     if (not isinstance(size, list) or not 1 <= len(size) <= 3
             or not all(type(n) is int and n > 0 for n in size)):
         raise _field_error(origin, text, "workgroup_size", "a wrapped GPU kernel needs "
                            "workgroup_size = [x] or [x, y] or [x, y, z], positive integers "
                            "(threads per workgroup)")
     return {"workgroup_count": tuple(count), "workgroup_size": tuple(size)}
+
+
+def _function(entry: dict, file: str, origin: Origin, text: str, what: str) -> str:
+    function = entry.get("function", PurePosixPath(file).stem)
+    if not isinstance(function, str) or not C_NAME_RE.fullmatch(function):
+        raise _field_error(origin, text, "function", f"'{shown(function)}' is not a {what} "
+                           "name; set function = \"name\" (default: the file's stem)")
+    return function
+
+
+CUDA_ARCH_RE = re.compile(r"^sm_\d+a?$")
+
+
+def _triton_fields(entry: dict, file: str, target: str, origin: Origin, text: str) -> dict:
+    """constexprs, num_warps, num_stages and arch of a Triton kernel (.py)."""
+    if not file.endswith(".py"):
+        for key in TRITON_KEYS:
+            if key in entry:
+                raise _field_error(origin, text, key, f"only a Triton kernel (.py) takes '{key}'")
+        return {}
+    found = {}
+    constexprs = entry.get("constexprs", {})
+    if not isinstance(constexprs, dict):
+        raise _field_error(origin, text, "constexprs", "must be a table of NAME = value "
+                           "(the function's tl.constexpr parameters)")
+    for name, value in constexprs.items():
+        if not C_NAME_RE.fullmatch(name) or type(value) not in (int, float, bool):
+            raise _field_error(origin, text, "constexprs", f"'{shown(name)}' = {value!r}: a "
+                               "tl.constexpr value is an integer, a float or a boolean, named "
+                               "like a Python parameter")
+    found["constexprs"] = tuple(sorted(constexprs.items()))
+    for key, low, high in (("num_warps", 1, 32), ("num_stages", 1, 16)):
+        value = entry.get(key, 0)
+        if key in entry and (type(value) is not int or not low <= value <= high
+                             or key == "num_warps" and value & (value - 1)):
+            kind = "a power of two" if key == "num_warps" else "an integer"
+            raise _field_error(origin, text, key, f"must be {kind} from {low} to {high}, not "
+                               f"{value!r}")
+        found[key] = value
+    arch = entry.get("arch", "")
+    if "arch" in entry and (target != "cuda" or not isinstance(arch, str)
+                            or not CUDA_ARCH_RE.fullmatch(arch)):
+        raise _field_error(origin, text, "arch", "a CUDA architecture such as \"sm_90a\", on "
+                           "the cuda target only: the Triton kernel is compiled for it instead "
+                           "of CUDA_ARCH, and the module then runs only on that GPU")
+    found["arch"] = arch
+    return found
 
 
 def _check_references(project: Project, sub: Substitution) -> None:
@@ -535,7 +596,7 @@ def _check_outputs(project: Project) -> None:
             folders.setdefault(f"{build}/{target}/{model.name}", owner)
     for sub in project.substitutions:
         kind = kernel_kind(sub.file)
-        if kind is not None and kind.compiles_to:
+        if kind is not None and kind.compiles_to and not kind.per_substitution:
             made = PurePosixPath(build, sub.file).with_suffix(kind.compiles_to).as_posix()
             files.setdefault(made, (f"kernel {sub.file}", sub.origin))
     for path, owner in sorted(files.items()):

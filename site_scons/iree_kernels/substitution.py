@@ -88,7 +88,9 @@ class KernelChecks:
         module = ptx_text.read_ptx(_read_text(planned.path), planned.path)
         major, minor = (int(n) for n in self.ptx_isa_version.split("."))
         ptx_text.check_ptx(module, planned.path, planned.executable, max_version=(major, minor))
-        ptx_text.run_ptxas(self.ptxas or _missing("ptxas", planned), planned.path, self.cuda_arch)
+        # A Triton kernel may be compiled for another architecture than the module's (arch).
+        ptx_text.run_ptxas(self.ptxas or _missing("ptxas", planned), planned.path,
+                      planned.substitution.arch or self.cuda_arch)
 
     def _check_hsaco(self, planned: "Planned") -> None:
         code = code_object.read_hsaco(Path(planned.path).read_bytes(), planned.path)

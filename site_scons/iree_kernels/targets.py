@@ -126,6 +126,15 @@ class KernelKind:
     tool: str = ""                 # the SCons tool (site_tools/) that compiles it, if any
     checker: str = ""              # the program that checks a kernel of this kind, if any
     entry_point_main: bool = False  # compiled, its entry point is 'main': renamed to the export
+    # Compiled per target to another suffix than compiles_to: (("hip", ".hsaco"),)
+    compiles_for: tuple[tuple[str, str], ...] = ()
+    # Compiled once per substitution, from the executable's layout (a Triton kernel's
+    # signature): what it makes lies in the module's folder, named after the substitution.
+    per_substitution: bool = False
+
+    def made_suffix(self, target: str) -> str | None:
+        """The suffix of what the build makes of this kind of kernel for ``target``."""
+        return dict(self.compiles_for).get(target, self.compiles_to)
 
 
 _GPU_MODES = ("object", "wrapped")
@@ -154,6 +163,10 @@ KERNEL_KINDS = {kind.suffix: kind for kind in (
     KernelKind(".c", "a C kernel", ("llvm-cpu",), "wrapped", ("wrapped",), _NATIVE_WHY, ".o",
                tool="elf_object"),
     KernelKind(".o", "a native object", ("llvm-cpu",), "wrapped", ("wrapped",), _NATIVE_WHY),
+    KernelKind(".py", "a Triton kernel", ("cuda", "hip"), "wrapped", ("wrapped",),
+               "a Triton kernel launches with its own workgroup size (num_warps): it is "
+               "linked by a generated wrapper (wrapped mode)", ".ptx", tool="triton",
+               compiles_for=(("hip", ".hsaco"),), per_substitution=True),
 )}
 
 

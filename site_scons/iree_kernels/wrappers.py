@@ -37,9 +37,11 @@ PROPERTIES_SINCE = (3, 13)
 def render_wrapper(executable: Executable, object_path: str, workgroup_count: list,
                    workgroup_size: list[int] | None, function: str | None,
                    manifest: str = "", entry: str = "",
-                   iree_release: tuple[int, int] | None = None) -> str:
+                   iree_release: tuple[int, int] | None = None,
+                   workgroup_local_memory: int = 0) -> str:
     """The wrapper's MLIR for the IREE release given (default: the newest); raises
-    workgroups.ExpressionError for a bad count."""
+    workgroups.ExpressionError for a bad count. ``workgroup_local_memory``: the bytes of
+    dynamic shared memory a GPU kernel is launched with (Triton's)."""
     export = executable.export
     count = count_region(workgroup_count, export.workload)
     signature, arguments = c_signature(executable) if function else ("", "")
@@ -47,5 +49,5 @@ def render_wrapper(executable: Executable, object_path: str, workgroup_count: li
     return render("wrapper.mlir.j2", executable=executable, export=export, object=object_path,
                   count=count, workgroup_size=size if workgroup_size else None,
                   function=function, signature=signature, arguments=arguments,
-                  manifest=manifest, entry=entry,
+                  manifest=manifest, entry=entry, local_memory=workgroup_local_memory,
                   size_as_property=tuple(iree_release or PROPERTIES_SINCE) >= PROPERTIES_SINCE)

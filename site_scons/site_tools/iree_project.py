@@ -49,6 +49,8 @@ SHORT_COMSTRS = {
     "SPIRVCOMSTR": "SPIRV    $SOURCE",
     "ELFCOMSTR": "CC       $SOURCE",
     "HSACOCOMSTR": "HSACO    $TARGET",
+    "TRITONCOMSTR": "TRITON   $TARGET",
+    "TRITON_INTERFACECOMSTR": "ABI      $TARGET",
     "IREE_WRAPPERCOMSTR": "WRAP     $TARGET",
     "IREE_RENAMECOMSTR": "RENAME   $TARGET",
     "IREE_DUMPLISTCOMSTR": "LIST     $TARGET",
@@ -367,14 +369,36 @@ def _declare_kernel(env, sub, executables, resolved, here, where, build,
     Files are named after ``sub.key``: the executable's name is not known yet
     where the manifest selects it by export or fingerprint.
     """
-    kernel = _declare_compiled_kernel(env, sub, resolved, here, where, build, missing)
+    launch = []                     # what says the kernel's launch shape, where a file does
+    if kernel_kind(sub.file).per_substitution:
+        kernel, *launch = _declare_substitution_kernel(env, sub, executables, resolved, here,
+                                                       where, missing)
+    else:
+        kernel = _declare_compiled_kernel(env, sub, resolved, here, where, build, missing)
     if sub.mode != "wrapped":
         return DeclaredKernel(kernel)
     wrapper = here.File(f"{file_name(sub.key)}.wrapper.mlir")
     spec = spec_value(env, {"substitution": sub.to_dict(), "iree_release":
                             toolchains.iree_release(env.subst("$IREE_COMPILE"))})
     return DeclaredKernel(kernel, env.IreeWrapper(wrapper, [spec, executables, resolved,
-                                                            kernel])[0])
+                                                            kernel, *launch])[0])
+
+
+def _declare_substitution_kernel(env, sub, executables, resolved, here, where,
+                                 missing: str) -> list:
+    """A kernel compiled for one substitution (Triton: its signature is the executable's
+    layout): [the kernel, its launch metadata], in the module's folder, named after the key."""
+    kind = kernel_kind(sub.file)
+    source = env.File(f"#{sub.file}")
+    built = here.File(f"{file_name(sub.key)}{kind.made_suffix(where.target.name)}")
+    if missing:
+        return [_missing_tool(env, built, source, missing)]
+    interface = env.TritonInterface(here.File(f"{file_name(sub.key)}.interface.json"),
+                                    [spec_value(env, sub.to_dict()), executables, resolved])
+    # The Triton tool's own builder: env.Kernel picks its action by the one source's suffix.
+    compiler = kernel_compiler(env, kind.suffix)
+    return env.Triton([built, built.target_from_source("", built.get_suffix() + ".json")],
+                      [source, *interface], **{compiler.arch_variable: sub.arch or where.arch})
 
 
 def _declare_compiled_kernel(env, sub, resolved, here, where, build, missing: str):
@@ -429,7 +453,8 @@ def _missing_program(env, sub) -> str:
         name, path = compiler.program(env)
         if not path:
             return name
-    checked = KERNEL_KINDS[kind.compiles_to] if kind.compiles_to else kind
+    made = kind.made_suffix(sub.target)
+    checked = KERNEL_KINDS[made] if made else kind
     if checked.checker and not toolchains.checker(checked.checker):
         return checked.checker
     return ""

@@ -26,6 +26,7 @@ which iree-compile itself only warns about.
 """
 from __future__ import annotations
 
+import json
 
 import SCons.Action
 import SCons.Builder
@@ -106,10 +107,16 @@ def write_wrapper(target, source, env):
     found = executables.read_executables(dump.get_text_contents(), str(dump))
     executable = substitution.plan_substitutions([sub], found, checks=substitution.UNCHECKED,
                                    landed=_landed(resolved))[0].executable
+    # A kernel whose compiler says its launch shape (Triton's metadata): size, shared memory.
+    launch = json.loads(source[4].get_text_contents()) if len(source) > 4 else {}
+    size = launch.get("workgroup_size") or list(sub.workgroup_size) or None
+    # A GPU kernel's wrapper names no function: the kernel is the export itself.
+    function = sub.function if sub.target == "llvm-cpu" else ""
     try:
         text = render_wrapper(executable, kernel.get_path(), list(sub.workgroup_count),
-                              list(sub.workgroup_size) or None, sub.function or None,
-                              sub.origin.file, sub.origin.entry, release and tuple(release))
+                              size, function or None,
+                              sub.origin.file, sub.origin.entry, release and tuple(release),
+                              workgroup_local_memory=launch.get("workgroup_local_memory", 0))
     except ExpressionError as e:
         raise sub.origin.error(f"{e} (executable '{executable.name}' takes "
                                f"{executable.export.workload} workload values)",
