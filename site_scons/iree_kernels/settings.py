@@ -92,7 +92,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("IREE_HOTSPOTFLAGS", "iree-benchmark-module flags of 'scons hotspots'",
             "--benchmark_repetitions=1 --benchmark_min_time=0.02s --batch_size=4"),
     Setting("SCAFFOLD", "for 'scons scaffold': MODEL/TARGET/EXECUTABLE to write a kernel "
-            "skeleton for", dollar=_ESCAPED),
+            "skeleton for; EXECUTABLE is a name (quoted where it holds '$'), a number (3: "
+            "*_dispatch_3) or an export glob", dollar=_ESCAPED),
     Setting("LANGUAGE", "for 'scons scaffold': the skeleton's language: "
             f"{', '.join(LANGUAGES)}; empty: the target's own ("
             + ", ".join(f"{lang} for {t}" for t, lang in TARGET_LANGUAGES.items()) + ")"),
