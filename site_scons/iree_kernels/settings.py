@@ -129,6 +129,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("REMOTE_CACHE_MAX_MIB", "MiB a file taken from the remote cache may have (it is "
             "held in memory): a larger one is built, not downloaded, and not uploaded",
             str(MAX_BLOB_MIB)),
+    Setting("ALLOW_DIRTY", "let 'scons release' release a checkout with uncommitted changes "
+            "(the lock record names them); without it such a release is refused", "no", "bool"),
+    Setting("RELEASE_CHECK", "make 'scons release' build only after a passing 'scons check', "
+            "strict as with CHECK_STRICT=yes", "no", "bool"),
     Setting("ARCHIVE", "release archive that verify-release checks this checkout against",
             dollar=_PATH),
     Setting("EXECUTABLE_CACHE", "targets whose executables go through the per-executable "

@@ -36,7 +36,7 @@ from iree_kernels.scons import (OPTION_ORIGINS, fail, lock_build_folder, pspawn_
                                 safe_arguments, spawn_without_shell, spec_value)
 from iree_kernels.scons_kernels import kernel_compiler, tool_version
 from iree_kernels.scons_module import (DeclaredKernel, DeclaredModule, failing, file_name,
-                                       wanted)
+                                       imply, wanted)
 
 SHORT_COMSTRS = {
     "IREE_COMPILECOMSTR": "IREE     $TARGET",
@@ -232,6 +232,8 @@ def _declare_project(env, manifests=None):
     except UserError as e:
         fail(str(e))
     _check_settings(env)
+    if env["RELEASE_CHECK"]:
+        imply("check", by="release")     # its modules' checks are declared, then required
     selected = _selected_targets(env)
     archs = _architectures(env, selected)
     _check_options(env, project, archs)
