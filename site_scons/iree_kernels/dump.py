@@ -75,7 +75,7 @@ def listing(model: str, target: str, translated: dict[str, Executable],
         lines += [f"# IREE's {target} codegen fails for {len(failures)} of {len(sources)}: "
                   "they have no launch shape here ('codegen fails'); a wrapped kernel "
                   "can replace them", ""]
-    for name in sorted(set(translated) | set(sources), key=_natural):
+    for name in sorted(set(translated) | set(sources), key=natural_key):
         executable = translated.get(name) or sources[name]
         export = executable.export
         tensors = sources.get(name, executable).subspans
@@ -111,6 +111,7 @@ def workload_names(count: str) -> str:
                   else "%device", count)
 
 
-def _natural(name: str):
+def natural_key(name: str):
+    """Sorts executable names by their number: main_dispatch_2 before main_dispatch_10."""
     digits = "".join(c for c in name.rsplit("_", 1)[-1] if c.isdigit())
     return (name.rsplit("_", 1)[0], int(digits) if digits else -1, name)

@@ -4,7 +4,8 @@ A release is one gzip'd tar holding every module at its repo-relative path and
 ``lock.json``: per module and target, the model, every substituted file (the
 manifest's kernel, what the build compiled it to, the wrapper iree-compile
 was given), the flag files iree-compile read, the versions of the programs
-that made the module, and the SHA-256 of each file. Archives are bit-for-bit reproducible: members sorted,
+that made the module, and the SHA-256 of each file; and the checkout's git
+commit with its uncommitted changes (``checkout_state``). Archives are bit-for-bit reproducible: members sorted,
 owners and modes normalized, every timestamp SOURCE_DATE_EPOCH.
 
 This module hashes, writes and compares; it compiles nothing and knows nothing
@@ -76,6 +77,72 @@ def source_date_epoch(root: str | Path, environ, commit_time=git_commit_time) ->
     return found if found is not None else 0
 
 
+# --- the checkout ------------------------------------------------------------
+
+NOT_A_REPOSITORY = "not a git repository"
+
+
+def checkout_state(root: str | Path, timeout: float = 30) -> dict:
+    """What the lock records of the checkout at ``root``: its git commit and uncommitted changes.
+
+    ``{"commit": ..., "dirty": bool, "changes": ["M kernels/k.c", "?? new.toml"]}``
+    (``git status --porcelain`` of ``root``, untracked files included, ignored
+    ones not), or ``{"git": NOT_A_REPOSITORY}`` where ``root`` is in no git work
+    tree, or git is not installed. The same in every clean clone of one commit.
+    A git that does not answer within ``timeout`` seconds is a UserError.
+    """
+    root = Path(root).resolve()
+    git = ["git", "-C", str(root), "-c", "core.fsmonitor=false"]   # runs no hook of the repo's
+    try:
+        head = subprocess.run([*git, "rev-parse", "--verify", "-q", "HEAD"], capture_output=True,
+                              text=True, timeout=timeout)
+        if head.returncode != 0 and not _in_work_tree(git, timeout):
+            return {"git": NOT_A_REPOSITORY}
+        status = subprocess.run([*git, "status", "--porcelain=v1", "-z", "--untracked-files=all",
+                                 "--", "."], capture_output=True, text=True, timeout=timeout)
+    except FileNotFoundError:
+        return {"git": NOT_A_REPOSITORY + " (no git program)"}
+    except subprocess.TimeoutExpired:
+        raise UserError(f"release: git did not describe the checkout {root} within {timeout:g} s "
+                        "(its commit and uncommitted changes go into the lock record)") from None
+    if status.returncode != 0:
+        raise UserError(f"release: git status failed in {root}: "
+                        f"{status.stderr.strip().splitlines()[-1:] or status.returncode}")
+    changes = _porcelain(status.stdout)
+    return {"commit": head.stdout.strip() if head.returncode == 0 else "none (no commit yet)",
+            "dirty": bool(changes), "changes": changes}
+
+
+def _in_work_tree(git: list[str], timeout: float) -> bool:
+    inside = subprocess.run([*git, "rev-parse", "--is-inside-work-tree"], capture_output=True,
+                            text=True, timeout=timeout)
+    return inside.returncode == 0 and inside.stdout.strip() == "true"
+
+
+def _porcelain(text: str) -> list[str]:
+    """``git status --porcelain=v1 -z`` as 'XY path' lines (a rename: 'R  new <- old')."""
+    fields, changes = text.split("\0"), []
+    while fields:
+        entry = fields.pop(0)
+        if not entry:
+            continue
+        code, path = entry[:2].strip() or entry[:2], entry[3:]
+        if code[0] in "RC" and fields:
+            path = f"{path} <- {fields.pop(0)}"
+        changes.append(f"{code} {path}")
+    return sorted(changes, key=lambda c: c.split(" ", 1)[1])
+
+
+def dirty_refusal(state: dict) -> str:
+    """The one line refusing a release of a checkout with uncommitted changes; '' where clean."""
+    if not state.get("dirty"):
+        return ""
+    changes = state["changes"]
+    shown = ", ".join(changes[:10]) + (f" and {len(changes) - 10} more" if len(changes) > 10 else "")
+    return (f"release: the checkout has uncommitted changes ({shown}); commit them, or release "
+            "anyway with ALLOW_DIRTY=yes (the lock record names them)")
+
+
 # --- the lock record ---------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -138,9 +205,13 @@ def module_lock(root: str | Path, build: ModuleBuild) -> dict:
             "module": _file(root, build.module)}
 
 
-def lock_record(modules: list[dict], epoch: int) -> dict:
-    return {"format": LOCK_FORMAT, "source_date_epoch": epoch,
+def lock_record(modules: list[dict], epoch: int, checkout: dict | None = None) -> dict:
+    """``checkout``: ``checkout_state`` of the released checkout."""
+    lock = {"format": LOCK_FORMAT, "source_date_epoch": epoch,
             "modules": sorted(modules, key=lambda m: (m["target"], m["model"]))}
+    if checkout is not None:
+        lock["checkout"] = checkout
+    return lock
 
 
 def lock_text(lock: dict) -> str:

@@ -1,20 +1,22 @@
 """Kernel skeletons generated from a dumped executable, with their manifest entries.
 
 ``scons scaffold SCAFFOLD=model/target/executable LANGUAGE=cuda|glsl|c|mlir``
-writes a kernel that compiles as generated and passes the build's checks: the
+(the executable by name, by number or by an export glob: ``select``) writes a kernel that compiles as generated and passes the build's checks: the
 entry named after the export, parameters in binding order, push constants, and
 a comment stating the layout and IREE's launch shape. For ``mlir`` it copies
 the dumped source instead. This module renders; it writes no files.
 """
 from __future__ import annotations
 
+import fnmatch
 import re
 from dataclasses import dataclass
 
 from . import ptx_text
-from .dump import workload_names
+from .dump import natural_key, workload_names
 from .errors import UserError
 from .executables import Executable, Subspan
+from .manifest import closest
 from .render import render
 
 LANGUAGES = {  # language: (target, suffix, template, mode)
@@ -38,8 +40,64 @@ class Skeleton:
     entry: str           # the manifest entry to append
 
 
+def select(named: str, found: dict[str, Executable], model: str, target: str) -> str:
+    """The executable ``SCAFFOLD=model/target/NAMED`` means, of ``found`` (by name).
+
+    ``named`` is an executable's name, its number alone (``3``: the executable
+    whose name ends in ``_dispatch_3``) or a glob over export names
+    (``*_matmul_*``) that matches one executable.
+    """
+    if named in found:
+        return named
+    where = f"SCAFFOLD: model '{model}'"
+    if named.isdigit():
+        chosen = [n for n in found if n.endswith(f"_dispatch_{int(named)}")]
+        if not chosen:
+            raise UserError(f"{where} has no executable numbered {named} (named "
+                            f"*_dispatch_{int(named)}) for target '{target}'; its executables: "
+                            f"{_names(found)}")
+    elif any(c in named for c in "*?["):
+        chosen = [n for n in found if found[n].exports and
+                  fnmatch.fnmatchcase(found[n].export.name, named)]
+        if not chosen:
+            raise UserError(f"{where} has no executable with an export matching '{named}' for "
+                            f"target '{target}'; its executables: {_names(found, exports=True)}")
+    else:
+        cut = sorted((n for n in found if n.startswith(f"{named}$")), key=natural_key)
+        hint = (f"; the shell expands an unquoted '$', so '{named}' may be '{cut[0]}' cut "
+                f"short: quote it (SCAFFOLD='{model}/{target}/{cut[0]}') or name the "
+                f"executable by its number (SCAFFOLD={model}/{target}/{_number(cut[0])})"
+                if cut else closest(named, found))
+        raise UserError(f"{where} has no executable '{named}' for target '{target}'{hint}; "
+                        f"its executables: {_names(found)}")
+    if len(chosen) > 1:
+        raise UserError(f"{where}: {len(chosen)} executables match '{named}' for target "
+                        f"'{target}': {_names({n: found[n] for n in chosen}, exports=True)}; "
+                        "name one")
+    return chosen[0]
+
+
+def _names(found: dict[str, Executable], exports: bool = False) -> str:
+    names = sorted(found, key=natural_key)
+    if exports:
+        names = [f"{n} ({found[n].export.name})" if found[n].exports else n for n in names]
+    return ", ".join(names) or "none"
+
+
+def _number(name: str) -> str:
+    match = re.search(r"_dispatch_(\d+)$", name)
+    return match.group(1) if match else "NUMBER"
+
+
 def kernel_path(language: str, model: str, target: str, executable: str) -> str:
-    stem = re.sub(r"[^A-Za-z0-9_]", "_", f"{model}_{executable}")
+    """``kernels/<target>/<model>_<executable>``, the model once where the name starts with it.
+
+    ONNX and torch executables are named after the model's function, which is
+    the model's name (``zfnet512$async_dispatch_3``): that one is
+    ``zfnet512_async_dispatch_3``, not ``zfnet512_zfnet512_async_dispatch_3``.
+    """
+    own, bare = (re.sub(r"[^A-Za-z0-9_]", "_", s) for s in (model, executable))
+    stem = bare if bare.startswith(f"{own}_") else f"{own}_{bare}"
     return f"kernels/{target}/{stem}{LANGUAGES[language][1]}"
 
 

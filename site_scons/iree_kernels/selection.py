@@ -23,6 +23,7 @@ import json
 from dataclasses import asdict, dataclass
 
 from .codegen_cache import _name_pattern, normalized
+from .dump import natural_key
 from .errors import UserError
 from .executables import Executable
 from .manifest import Substitution, closest
@@ -51,15 +52,21 @@ def fingerprints(program: str, source: str = "<program>") -> dict[str, str]:
 
 
 def resolve(substitutions: list[Substitution], executables: dict[str, Executable],
-            prints: dict[str, str]) -> dict[str, Landing]:
+            prints: dict[str, str], seen=()) -> dict[str, Landing]:
     """Each substitution's landing, by ``Substitution.key``; errors name the manifest entry.
 
     ``prints``: every executable's fingerprint, by name (``fingerprints``).
+    ``seen``: fingerprints an earlier resolution of the model landed on (the
+    previous ``resolved.json``). A fingerprint that matches no executable now
+    but was seen is a computation that changed; one never seen is a mistake
+    in the manifest (a mistyped or copied-wrong fingerprint), reported with the
+    fingerprints the model's executables have.
     """
     landed: dict[str, Landing] = {}
     taken: dict[str, Substitution] = {}
+    seen = frozenset(seen)
     for sub in substitutions:
-        name = _select(sub, executables, prints)
+        name = _select(sub, executables, prints, seen)
         if name in taken:
             first = taken[name].origin
             raise sub.origin.error(f"selects executable '{name}' of {sub.model}/{sub.target}, "
@@ -71,27 +78,32 @@ def resolve(substitutions: list[Substitution], executables: dict[str, Executable
     return landed
 
 
-def _select(sub: Substitution, executables: dict[str, Executable], prints: dict[str, str]) -> str:
+def _select(sub: Substitution, executables: dict[str, Executable], prints: dict[str, str],
+            seen: frozenset[str]) -> str:
     where = f"{sub.model}/{sub.target}"
     if sub.executable:
         if sub.executable not in executables:
             raise sub.origin.error(
                 f"model '{sub.model}' has no executable '{sub.executable}' for target "
                 f"'{sub.target}'{closest(sub.executable, executables)}; its executables: "
-                f"{', '.join(sorted(executables)) or 'none'}", "executable")
+                f"{', '.join(sorted(executables, key=natural_key)) or 'none'}", "executable")
         if sub.fingerprint and not prints.get(sub.executable, "").startswith(sub.fingerprint):
-            raise sub.origin.error(_moved(sub, executables, prints), "fingerprint")
+            raise sub.origin.error(_moved(sub, executables, prints, seen), "fingerprint")
         return sub.executable
-    candidates = sorted(executables)
+    candidates = sorted(executables, key=natural_key)
     if sub.export:
         candidates = [n for n in candidates if executables[n].exports and
                       fnmatch.fnmatchcase(executables[n].export.name, sub.export)]
         if not candidates:
             raise sub.origin.error(f"no executable of {where} has an export matching "
                                    f"'{sub.export}'; its executables: "
-                                   f"{_listing(sorted(executables), executables)}", "export")
+                                   f"{_listing(sorted(executables, key=natural_key), executables)}",
+                                   "export")
     if sub.fingerprint:
         matching = [n for n in candidates if prints.get(n, "").startswith(sub.fingerprint)]
+        if not matching and not _seen(sub.fingerprint, seen) and \
+                not any(p.startswith(sub.fingerprint) for p in prints.values()):
+            raise sub.origin.error(_unknown(sub, executables, prints), "fingerprint")
         if not matching:
             among = f"with an export matching '{sub.export}' " if sub.export else ""
             raise sub.origin.error(f"no executable of {where} {among}has fingerprint "
@@ -106,8 +118,27 @@ def _select(sub: Substitution, executables: dict[str, Executable], prints: dict[
     return candidates[0]
 
 
-def _moved(sub: Substitution, executables: dict[str, Executable], prints: dict[str, str]) -> str:
-    now = [n for n in sorted(executables) if prints.get(n, "").startswith(sub.fingerprint)]
+def _seen(fingerprint: str, seen: frozenset[str]) -> bool:
+    return any(p.startswith(fingerprint) for p in seen)
+
+
+def _unknown(sub: Substitution, executables: dict[str, Executable],
+             prints: dict[str, str]) -> str:
+    """A fingerprint no executable has, nor had in an earlier build: a mistake in the manifest."""
+    has = (f" (executable '{sub.executable}' has {prints.get(sub.executable, 'none')[:23]})"
+           if sub.executable else "")
+    return (f"no executable of model '{sub.model}' on {sub.target} has fingerprint "
+            f"{sub.fingerprint}{has}, nor did one in an earlier build (mistyped? `scons dump` "
+            "lists them); the fingerprints of its executables: "
+            f"{_listing(sorted(executables, key=natural_key), executables, prints)}")
+
+
+def _moved(sub: Substitution, executables: dict[str, Executable], prints: dict[str, str],
+           seen: frozenset[str] = frozenset()) -> str:
+    now = [n for n in sorted(executables, key=natural_key)
+           if prints.get(n, "").startswith(sub.fingerprint)]
+    if not now and not _seen(sub.fingerprint, seen):
+        return _unknown(sub, executables, prints)
     found = (f"the computation with that fingerprint is now executable "
              f"{_listing(now, executables)} (the model's dispatches were renumbered); name it, "
              "or select it by export or fingerprint alone to follow it" if now else

@@ -92,7 +92,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("IREE_HOTSPOTFLAGS", "iree-benchmark-module flags of 'scons hotspots'",
             "--benchmark_repetitions=1 --benchmark_min_time=0.02s --batch_size=4"),
     Setting("SCAFFOLD", "for 'scons scaffold': MODEL/TARGET/EXECUTABLE to write a kernel "
-            "skeleton for", dollar=_ESCAPED),
+            "skeleton for; EXECUTABLE is a name (quoted where it holds '$'), a number (3: "
+            "*_dispatch_3) or an export glob", dollar=_ESCAPED),
     Setting("LANGUAGE", "for 'scons scaffold': the skeleton's language: "
             f"{', '.join(LANGUAGES)}; empty: the target's own ("
             + ", ".join(f"{lang} for {t}" for t, lang in TARGET_LANGUAGES.items()) + ")"),
@@ -128,6 +129,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("REMOTE_CACHE_MAX_MIB", "MiB a file taken from the remote cache may have (it is "
             "held in memory): a larger one is built, not downloaded, and not uploaded",
             str(MAX_BLOB_MIB)),
+    Setting("ALLOW_DIRTY", "let 'scons release' release a checkout with uncommitted changes "
+            "(the lock record names them); without it such a release is refused", "no", "bool"),
+    Setting("RELEASE_CHECK", "make 'scons release' build only after a passing 'scons check', "
+            "strict as with CHECK_STRICT=yes", "no", "bool"),
     Setting("ARCHIVE", "release archive that verify-release checks this checkout against",
             dollar=_PATH),
     Setting("EXECUTABLE_CACHE", "targets whose executables go through the per-executable "

@@ -30,7 +30,8 @@ from iree_kernels.targets import (KERNEL_KINDS, REPRODUCIBLE_FLAGS, TARGETS, ker
                                   module_targets, parse_archs, rejected_arch_message)
 from iree_kernels.scons.kernels import kernel_compiler, tool_version
 from iree_kernels.scons.lock import lock_build_folder
-from iree_kernels.scons.module import DeclaredKernel, DeclaredModule, failing, file_name, wanted
+from iree_kernels.scons.module import (DeclaredKernel, DeclaredModule, failing, file_name,
+                                       imply, wanted)
 from iree_kernels.scons.nodes import spec_value
 from iree_kernels.scons.reporting import fail
 from iree_kernels.scons.spawn import Spawn, pspawn_without_shell
@@ -148,6 +149,8 @@ def _declare_project(env, manifests=None):
     except UserError as e:
         fail(str(e))
     _check_settings(env)
+    if env["RELEASE_CHECK"]:
+        imply("check", by="release")     # its modules' checks are declared, then required
     selected = _selected_targets(env)
     archs = _architectures(env, selected)
     _check_options(env, project, archs, spawn.option_origins)

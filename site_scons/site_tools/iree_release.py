@@ -17,12 +17,18 @@ Each tool's builder makes what it builds depend on the version of its program
 (``iree_kernels.scons.kernels.version_emitter``): the lock record names the
 versions found among a module's dependencies, those that really made it.
 
+The lock records the checkout's git commit and its uncommitted changes
+(``release.checkout_state``); 'release' refuses a checkout with changes unless
+$ALLOW_DIRTY, and with $RELEASE_CHECK builds only after a passing, strict
+'check' (``iree_kernels.scons.module.wanted`` counts 'release' as asking for 'check').
+
 Timestamps come from $SOURCE_DATE_EPOCH (environment), else the last git
 commit's time, else 0. The record and archive themselves are written by
 ``iree_kernels.release``.
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 from dataclasses import dataclass
@@ -49,6 +55,20 @@ class SourceDateEpoch:
         return str(release.source_date_epoch(self.root, os.environ))
 
 
+@dataclass(frozen=True)
+class CheckoutState:
+    """The checkout's git commit and uncommitted changes, asked of git only when a release is built."""
+    root: str
+
+    def __str__(self) -> str:
+        return json.dumps(_checkout_state(self.root), sort_keys=True)
+
+
+@functools.lru_cache(maxsize=None)
+def _checkout_state(root: str) -> dict:
+    return release.checkout_state(root)
+
+
 def _relative(node, root: str) -> str:
     return os.path.relpath(node.get_abspath(), root).replace(os.sep, "/")
 
@@ -66,9 +86,13 @@ def _builds(spec: list[dict], versions: dict[str, str]) -> list[release.ModuleBu
 @reporting_user_errors
 def write_lock(target, source, env):
     spec, epoch = json.loads(source[0].read()), int(source[1].get_text_contents())
+    checkout = json.loads(source[2].get_text_contents())
+    if not env["ALLOW_DIRTY"] and release.dirty_refusal(checkout):
+        raise UserError(release.dirty_refusal(checkout))
     root = env.Dir("#").abspath
     entries = [release.module_lock(root, b) for b in _builds(spec, _versions(source))]
-    write_atomically(target[0].abspath, release.lock_text(release.lock_record(entries, epoch)))
+    write_atomically(target[0].abspath,
+                     release.lock_text(release.lock_record(entries, epoch, checkout)))
 
 
 @reporting_user_errors
@@ -97,6 +121,22 @@ def verify(target, source, env):
     if not all(f.matches for f in findings):
         raise UserError(f"{release.summary(findings)} {archived.path}")
     write_atomically(target[0].abspath, text)
+
+
+def releasing() -> bool:
+    """Whether 'release' itself is on the command line (not verify-release), and not scons -c."""
+    return "release" in map(str, SCons.Script.COMMAND_LINE_TARGETS) and \
+        not SCons.Script.GetOption("clean")
+
+
+def _refuse_a_dirty_checkout(root: str) -> None:
+    """Stop before anything builds where the checkout has uncommitted changes."""
+    try:
+        refusal = release.dirty_refusal(_checkout_state(root))
+    except UserError as e:
+        fail(str(e))
+    if refusal:
+        fail(refusal)
 
 
 def _check_source_date_epoch() -> None:
@@ -141,11 +181,16 @@ def declare_release(env, modules: list[DeclaredModule]):
         specs.append(_spec(root, declared, tools))
         inputs.append(_inputs(env, declared, tools))
     epoch = env.Value(SourceDateEpoch(root), name="SOURCE_DATE_EPOCH")
+    checkout = env.Value(CheckoutState(root), name="IREE_RELEASE_CHECKOUT")
+    if releasing() and not env["ALLOW_DIRTY"]:
+        _refuse_a_dirty_checkout(root)
     lock = env.IreeLockRecord(here.File(f"{name}.lock.json"),
-                              [env.Value(json.dumps(specs)), epoch,
+                              [env.Value(json.dumps(specs)), epoch, checkout,
                                *_unique([n for i in inputs for n in i])])
     archive = env.IreeReleaseArchive(here.File(f"{name}.tar.gz"),
                                      [lock, *(d.module for d in modules)])
+    if releasing() and env["RELEASE_CHECK"]:
+        env.Requires(lock, env.Alias("check"))     # order only: the lock's inputs stay its own
     env.Alias("release", [archive, lock])
     if "verify-release" in SCons.Script.COMMAND_LINE_TARGETS:
         _declare_verification(env, here, specs, inputs)

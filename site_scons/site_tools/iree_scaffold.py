@@ -17,7 +17,6 @@ import SCons.Action
 from iree_kernels import executables, scaffold, selection
 from iree_kernels.errors import UserError
 from iree_kernels.files import read_text
-from iree_kernels.manifest import closest
 from iree_kernels.files import write_atomically
 from iree_kernels.scons.escaping import escape
 from iree_kernels.scons.module import DeclaredModule
@@ -28,12 +27,8 @@ from iree_kernels.scons.reporting import reporting_user_errors
 def write_scaffold(target, source, env):
     spec = json.loads(source[0].read())
     sources_dump, listing = Path(str(source[1])), Path(str(source[2]))
-    name = spec["executable"]
     found = executables.read_executables(sources_dump.read_text(), str(sources_dump))
-    if name not in found:
-        raise UserError(f"SCAFFOLD: model '{spec['model']}' has no executable '{name}' for "
-                        f"target '{spec['target']}'{closest(name, found)}; its executables: "
-                        f"{', '.join(sorted(found))}")
+    name = scaffold.select(spec["executable"], found, spec["model"], spec["target"])
     translated_file = listing.with_name("executables.targets.mlir")
     translated = executables.read_executables(translated_file.read_text(), str(translated_file))
     if name not in translated and spec["language"] != "mlir":
@@ -58,8 +53,9 @@ def write_scaffold(target, source, env):
             from None
     write_atomically(str(kernel), result.text)
     write_atomically(str(manifest), previous + result.entry)
-    print(f"scaffold: wrote {kernel} and added its entry to {manifest}; edit the kernel, "
-          "then run scons")
+    chosen = f" for executable {name}" if name != spec["executable"] else ""
+    print(f"scaffold: wrote {kernel}{chosen} and added its entry to {manifest}; edit the "
+          "kernel, then run scons")
 
 
 def _refuse_links(path: Path, what: str) -> None:

@@ -21,6 +21,8 @@ Which executable a selector lands on is known only once IREE's front end has
 written executables.mlir, so every step that needs the name reads resolved.json;
 files are named after the substitution's key, known when SConscripts are read.
 A model edit that renumbers dispatches resolves again; a kernel edit does not.
+The resolution reads its previous resolved.json (kept: the target is precious)
+to tell a fingerprint that changed from one that never matched.
 The resolution refuses a substitution naming an executable that does not exist,
 which iree-compile itself only warns about.
 """
@@ -55,8 +57,23 @@ def write_resolution(target, source, env):
     dump = source[1]
     text = dump.get_text_contents()
     landed = selection.resolve(subs, executables.read_executables(text, str(dump)),
-                               selection.fingerprints(text, str(dump)))
+                               selection.fingerprints(text, str(dump)), _seen(target[0]))
     write_atomically(target[0].abspath, selection.dumps(landed))
+
+
+def _seen(resolved) -> set[str]:
+    """The fingerprints the previous resolution landed on (kept: ``_precious``); none if unreadable."""
+    try:
+        return {landing.fingerprint for landing in
+                selection.loads(Path(resolved.abspath).read_text(encoding="utf-8")).values()}
+    except (OSError, ValueError, TypeError, AttributeError):
+        return set()
+
+
+def _precious(target, source, env):
+    """SCons removes a target before rebuilding it; the resolution reads its previous self."""
+    env.Precious(target)
+    return target, source
 
 
 def _landed(node) -> dict:
@@ -141,7 +158,8 @@ def generate(env):
         action=SCons.Action.Action(write_options, "$IREE_OPTIONSCOMSTR"),
         suffix=".flags")
     env["BUILDERS"]["IreeResolve"] = SCons.Builder.Builder(
-        action=SCons.Action.Action(write_resolution, "$IREE_RESOLVECOMSTR"), suffix=".json")
+        action=SCons.Action.Action(write_resolution, "$IREE_RESOLVECOMSTR"), suffix=".json",
+        emitter=_precious)
     env["BUILDERS"]["IreeSubstitutions"] = SCons.Builder.Builder(
         action=SCons.Action.Action(write_substitutions, "$IREE_SUBSTITUTECOMSTR"),
         suffix=".flags", emitter=_substitutions_emitter)

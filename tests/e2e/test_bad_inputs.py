@@ -164,7 +164,9 @@ CASES = [
          "(main_dispatch_1_reduction_4x16_f32)", absent="build/llvm-cpu/mlp.vmfb"),
     Case("fingerprint-missing", BASE + sub().replace('executable = "main_dispatch_1"',
                                                      'fingerprint = "sha256:000000000000"'),
-         "field 'fingerprint': no executable of mlp/llvm-cpu has fingerprint sha256:000000000000",
+         "field 'fingerprint': no executable of model 'mlp' on llvm-cpu has fingerprint "
+         "sha256:000000000000, nor did one in an earlier build (mistyped? `scons dump` lists "
+         "them); the fingerprints of its executables: main_dispatch_0 (",
          absent="build/llvm-cpu/mlp.vmfb"),
     Case("shell-in-executable-name", BASE + sub(executable="$(reboot)`reboot`;reboot"),
          "model 'mlp' has no executable '$(reboot)`reboot`;reboot'"),

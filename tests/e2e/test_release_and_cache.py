@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
+import subprocess
 import tarfile
 from pathlib import Path
 
@@ -102,6 +104,76 @@ def test_lock_records_inputs_flag_files_tools_and_outputs(tmp_path):
     assert sorted(vulkan["tools"]) == ["glslangValidator", "iree-compile"]
     assert "IREE compiler version" in vulkan["tools"]["iree-compile"]
     assert vulkan["module"]["sha256"] == sha256(project.root / "build/vulkan/mlp.vmfb")
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t",
+                           *args], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def committed_checkout(root: Path) -> Project:
+    project = checkout(root)
+    project.write(".gitignore", "build/\n.sconsign*\n")
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "release me")
+    return project
+
+
+def test_the_lock_records_the_commit_and_a_dirty_checkout_is_refused(tmp_path):
+    project = committed_checkout(tmp_path / "a" / "repo")
+    commit = git(project.root, "rev-parse", "HEAD")
+    project.scons("release")
+    assert json.loads(project.read(LOCK))["checkout"] == {"commit": commit, "dirty": False,
+                                                         "changes": []}
+    # A clean clone of the commit elsewhere releases the same bytes, commit included.
+    clone = tmp_path / "b" / "elsewhere" / "repo"
+    clone.parent.mkdir(parents=True)
+    git(tmp_path, "clone", "-q", str(project.root), str(clone))
+    Project(clone).scons("release")
+    for path in [ARCHIVE, LOCK]:
+        assert sha256(project.root / path) == sha256(clone / path), path
+
+    shader = project.root / SHADER
+    shader.write_text(shader.read_text().replace("0.0)", "1.0)"))
+    project.write("kernels/extra.glsl", "// not committed\n")
+    refused = project.scons("release", expect_ok=False)
+    assert refused.returncode != 0 and "Traceback" not in refused.output
+    errors = [line for line in refused.output.splitlines() if line.startswith("scons: ***")]
+    assert errors == [f"scons: *** release: the checkout has uncommitted changes (?? "
+                      f"kernels/extra.glsl, M {SHADER}); commit them, or release anyway with "
+                      "ALLOW_DIRTY=yes (the lock record names them)"], refused.output
+    assert refused.steps == []                  # refused before anything builds
+    assert json.loads(project.read(LOCK))["checkout"]["dirty"] is False
+
+    project.scons("release", "ALLOW_DIRTY=yes")
+    lock = json.loads(project.read(LOCK))
+    assert lock["checkout"] == {"commit": commit, "dirty": True,
+                                "changes": ["?? kernels/extra.glsl", f"M {SHADER}"]}
+    # Committing the change releases again, with the new commit and clean.
+    git(project.root, "add", "-A")
+    git(project.root, "commit", "-q", "-m", "the change")
+    project.scons("release")
+    assert json.loads(project.read(LOCK))["checkout"] == {
+        "commit": git(project.root, "rev-parse", "HEAD"), "dirty": False, "changes": []}
+
+
+def test_a_checkout_outside_git_is_recorded_as_such(tmp_path):
+    project = checkout(tmp_path / "repo")
+    project.scons("release", "IREE_TARGETS=llvm-cpu")
+    assert json.loads(project.read(LOCK))["checkout"] == {"git": "not a git repository"}
+
+
+def test_release_check_makes_a_release_wait_for_a_strict_check(tmp_path):
+    project = checkout(tmp_path / "repo")       # no model has expected outputs
+    refused = project.scons("release", "RELEASE_CHECK=yes", "IREE_TARGETS=llvm-cpu",
+                            expect_ok=False)
+    assert refused.returncode != 0
+    assert re.search(r"^scons: \*\*\* \[\S+\] check: skipped build/llvm-cpu/\w+\.vmfb: model "
+                     r"'\w+' has no expected outputs; .* \(RELEASE_CHECK=yes\)$", refused.output,
+                     re.M), refused.output
+    assert not (project.root / LOCK).exists() and not (project.root / ARCHIVE).exists()
+    assert project.scons("release", "IREE_TARGETS=llvm-cpu").ok     # without it: released
 
 
 def test_verify_release_names_the_changed_input(tmp_path):

@@ -7,18 +7,25 @@ passes the differential check (``scons verify``); without the offset it fails.
 On CUDA, where IREE 3.13's codegen fails on other executables of the model,
 dump and scaffold still work; the check's harnesses are built here and run on
 a GPU by tests/gpu/test_scaffolded_on_gpu.py.
+
+``SCAFFOLD=`` names an ONNX-style executable (``model$async_dispatch_N``) by
+its number or an export glob; the name cut at its '$' by the shell gets a hint.
 """
 from __future__ import annotations
 
+import importlib.util
+
 import pytest
 
+from conftest import REPO
 from iree_kernels import runtime, toolchains
 from max_pool_skeleton import OFFSET, remove_offset, scaffold_and_fill, squeezenet_project
 
-pytest.importorskip("onnx")
 RUN_MODULE = toolchains.iree_tool("iree-run-module") or "iree-run-module"
+needs_onnx = pytest.mark.skipif(importlib.util.find_spec("onnx") is None, reason="no onnx")
 
 
+@needs_onnx
 @pytest.mark.vulkan
 @pytest.mark.skipif("vulkan" not in runtime.available_drivers(RUN_MODULE),
                     reason="no Vulkan device (./setup.sh installs lavapipe)")
@@ -37,6 +44,7 @@ def test_a_glsl_skeleton_filled_at_its_todo_matches_iree_and_fails_without_its_o
     assert f"binding 1 (output 64x55x55xf32 at byte {OFFSET})" in failed.output
 
 
+@needs_onnx
 @pytest.mark.skipif(toolchains.nvcc() is None, reason="no nvcc (./setup.sh installs one)")
 def test_cuda_dump_and_scaffold_work_where_codegen_fails_on_other_executables(project):
     squeezenet_project(project, ["cuda"])
@@ -57,6 +65,7 @@ def test_cuda_dump_and_scaffold_work_where_codegen_fails_on_other_executables(pr
     assert plans[0].with_name(plans[0].name.replace(".verify.json", ".kernel.vmfb")).is_file()
 
 
+@needs_onnx
 def test_without_the_codegen_cache_a_codegen_failure_names_model_target_and_exports(project):
     squeezenet_project(project, ["cuda"])
     build = project.scons("-k", "IREE_TARGETS=cuda", "EXECUTABLE_CACHE=0", expect_ok=False)
@@ -72,3 +81,31 @@ def test_without_the_codegen_cache_a_codegen_failure_names_model_target_and_expo
     # The IR IREE prints with its errors is in the log, not in the build's output.
     log = project.read("build/cuda/squeezenet/compile-errors.log")
     assert "func.func" in log and len(build.output) < 20_000 < len(log)
+
+
+def test_scaffold_names_an_executable_by_number_or_export_glob_and_hints_at_a_cut_name(project):
+    # Named as ONNX and torch models' executables are: after the model's function, with '$'.
+    project.write("models/mlp.mlir", (REPO / "models/mlp.mlir").read_text()
+                  .replace("func.func @main(", 'func.func @"mlp$async"('))
+    project.write("kernels/models.toml", '[models.mlp]\nsource = "models/mlp.mlir"\n'
+                  'targets = ["llvm-cpu"]\n')
+    cut = project.scons("scaffold", "SCAFFOLD=mlp/llvm-cpu/mlp", expect_ok=False)
+    assert cut.returncode != 0
+    assert ("SCAFFOLD: model 'mlp' has no executable 'mlp' for target 'llvm-cpu'; the shell "
+            "expands an unquoted '$', so 'mlp' may be 'mlp$async_dispatch_0' cut short: quote "
+            "it (SCAFFOLD='mlp/llvm-cpu/mlp$async_dispatch_0') or name the executable by its "
+            "number (SCAFFOLD=mlp/llvm-cpu/0); its executables: mlp$async_dispatch_0, "
+            "mlp$async_dispatch_1") in cut.output
+
+    by_number = project.scons("scaffold", "SCAFFOLD=mlp/llvm-cpu/1", "LANGUAGE=c")
+    kernel = "kernels/llvm-cpu/mlp_async_dispatch_1.c"       # the model once
+    assert f"scaffold: wrote {kernel} for executable mlp$async_dispatch_1" in by_number.stdout
+    entry = project.read("kernels/scaffolded.toml")
+    assert 'executable = "mlp$async_dispatch_1"' in entry and f'file = "{kernel}"' in entry
+
+    by_export = project.scons("scaffold", "SCAFFOLD=mlp/llvm-cpu/*_matmul_*", "LANGUAGE=mlir")
+    assert "scaffold: wrote kernels/llvm-cpu/mlp_async_dispatch_0.mlir for executable " \
+           "mlp$async_dispatch_0" in by_export.stdout
+    none = project.scons("scaffold", "SCAFFOLD=mlp/llvm-cpu/7", expect_ok=False)
+    assert "SCAFFOLD: model 'mlp' has no executable numbered 7 (named *_dispatch_7)" in none.output
+    project.scons()                                   # both scaffolds build and pass as written

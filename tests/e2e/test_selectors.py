@@ -155,6 +155,44 @@ file = "kernels/norm.mlir"
             "(main_dispatch_7_reduction_Dx7_f32)") in first_error, build.output
 
 
+def test_a_fingerprint_never_seen_is_a_mistake_and_one_seen_before_a_changed_computation(project):
+    write_model(project, inserted=False)
+    project.write("kernels/demo.toml", MODEL)
+    project.scons("dump", "IREE_TARGETS=llvm-cpu")
+    executables = listing(project)
+    norm = executables["main_dispatch_5"]["fingerprint"]
+    project.write("kernels/norm.mlir",
+                  project.read("build/llvm-cpu/stack/dump/sources/module_main_dispatch_5.mlir"))
+    entry = MODEL + """
+[[substitutions]]
+model = "stack"
+target = "llvm-cpu"
+executable = "main_dispatch_5"
+fingerprint = "{print}"
+file = "kernels/norm.mlir"
+"""
+    mistyped = norm[:-1] + ("0" if norm[-1] != "0" else "1")
+    project.write("kernels/demo.toml", entry.format(print=mistyped))
+    build = project.scons("IREE_TARGETS=llvm-cpu", expect_ok=False)
+    error = next(line for line in build.output.splitlines() if line.startswith("scons: ***"))
+    assert "has moved" not in error and "changed" not in error, error
+    assert (f"field 'fingerprint': no executable of model 'stack' on llvm-cpu has fingerprint "
+            f"{mistyped} (executable 'main_dispatch_5' has {norm}), nor did one in an earlier "
+            "build (mistyped? `scons dump` lists them); the fingerprints of its executables: "
+            f"main_dispatch_0 ({executables['main_dispatch_0']['export']}, "
+            f"{executables['main_dispatch_0']['fingerprint']})") in error, error
+
+    # Built once with the right fingerprint, then the row norm computes something else.
+    project.write("kernels/demo.toml", entry.format(print=norm))
+    project.scons("IREE_TARGETS=llvm-cpu")
+    project.write("models/stack.mlir", model_mlir([Layer(4, 5, 0), Layer(5, 6, 1), Layer(6, 8, 2)]))
+    build = project.scons("IREE_TARGETS=llvm-cpu", expect_ok=False)
+    error = next(line for line in build.output.splitlines() if line.startswith("scons: ***"))
+    assert (f"field 'fingerprint': executable 'main_dispatch_5' has moved: it no longer has "
+            f"fingerprint {norm}") in error, error
+    assert error.endswith("no executable has that fingerprint now: what it computes changed"), error
+
+
 needs_clang = pytest.mark.skipif(toolchains.on_path("clang") is None, reason="no clang")
 needs_vulkan = pytest.mark.skipif(
     toolchains.on_path("glslangValidator") is None or

@@ -5,6 +5,7 @@ import gzip
 import hashlib
 import io
 import json
+import subprocess
 import tarfile
 
 import pytest
@@ -311,3 +312,40 @@ def test_a_lock_listing_a_module_twice_or_at_an_unsafe_path_is_refused(tmp_path)
     parsed["modules"][0]["module"]["path"] = "../../x.vmfb"
     content = release.archive_bytes({"lock.json": json.dumps(parsed).encode()}, EPOCH)
     assert "module #1 is at '../../x.vmfb'" in _refused(tmp_path, content)
+
+
+def _git(root, *args):
+    subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                   check=True, capture_output=True)
+
+
+def test_the_checkout_state_is_the_commit_and_its_uncommitted_changes(tmp_path):
+    assert release.checkout_state(tmp_path) == {"git": release.NOT_A_REPOSITORY}
+    _git(tmp_path, "init", "-q")
+    (tmp_path / "a.c").write_text("a\n")
+    _git(tmp_path, "add", "a.c")
+    _git(tmp_path, "commit", "-q", "-m", "a")
+    head = subprocess.run(["git", "-C", str(tmp_path), "rev-parse", "HEAD"], capture_output=True,
+                          text=True).stdout.strip()
+    assert release.checkout_state(tmp_path) == {"commit": head, "dirty": False, "changes": []}
+    assert release.dirty_refusal(release.checkout_state(tmp_path)) == ""
+    (tmp_path / "a.c").write_text("b\n")
+    (tmp_path / "new file.toml").write_text("")
+    state = release.checkout_state(tmp_path)
+    assert state == {"commit": head, "dirty": True, "changes": ["M a.c", "?? new file.toml"]}
+    assert release.dirty_refusal(state) == (
+        "release: the checkout has uncommitted changes (M a.c, ?? new file.toml); commit them, "
+        "or release anyway with ALLOW_DIRTY=yes (the lock record names them)")
+
+
+def test_a_git_that_does_not_answer_is_an_error(tmp_path, monkeypatch):
+    def hangs(*args, **kwargs):
+        raise subprocess.TimeoutExpired(args[0], kwargs.get("timeout"))
+    monkeypatch.setattr(release.subprocess, "run", hangs)
+    with pytest.raises(UserError, match="git did not describe the checkout .* within 5 s"):
+        release.checkout_state(tmp_path, timeout=5)
+
+
+def test_the_lock_holds_the_checkout_state():
+    state = {"commit": "c" * 40, "dirty": False, "changes": []}
+    assert release.lock_record([], EPOCH, state)["checkout"] == state

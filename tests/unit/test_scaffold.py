@@ -6,6 +6,7 @@ import subprocess
 import pytest
 
 from iree_kernels import scaffold, toolchains
+from iree_kernels.errors import UserError
 from conftest import DATA
 from iree_kernels.executables import Binding, Executable, Export, Layout, read_executables
 
@@ -108,6 +109,59 @@ def test_a_kernels_path_is_per_target_and_safe_as_a_file_name():
     assert scaffold.kernel_path("glsl", "net-v2", "vulkan", "main$async_dispatch_1") == \
         "kernels/vulkan/net_v2_main_async_dispatch_1.glsl"
     assert scaffold.kernel_path("mlir", "mlp", "llvm-cpu", "d").endswith("/mlp_d.mlir")
+
+
+def test_a_kernels_path_names_the_model_once_where_the_executable_starts_with_it():
+    assert scaffold.kernel_path("c", "zfnet512", "llvm-cpu", "zfnet512$async_dispatch_3") == \
+        "kernels/llvm-cpu/zfnet512_async_dispatch_3.c"
+    assert scaffold.kernel_path("glsl", "net-v2", "vulkan", "net-v2$async_dispatch_1") == \
+        "kernels/vulkan/net_v2_async_dispatch_1.glsl"
+    # A model whose name is only the start of the executable's first word keeps both.
+    assert scaffold.kernel_path("c", "zf", "llvm-cpu", "zfnet$async_dispatch_3") == \
+        "kernels/llvm-cpu/zf_zfnet_async_dispatch_3.c"
+
+
+def named(*names_and_exports):
+    layout = Layout((Binding(0, "storage_buffer", True), Binding(1, "storage_buffer", False)), 0)
+    return {name: Executable(name, "llvm-cpu", "embedded-elf-x86_64",
+                             (Export(export, 0, layout, (1, 1, 1)),))
+            for name, export in names_and_exports}
+
+
+ZFNET = named(*[(f"zfnet512$async_dispatch_{n}", f"zfnet512$async_dispatch_{n}_"
+                 f"{'matmul_64x64' if n == 3 else 'elementwise_64'}_f32") for n in range(12)])
+
+
+def test_scaffold_selects_an_executable_by_name_number_or_export_glob():
+    assert scaffold.select("zfnet512$async_dispatch_3", ZFNET, "zfnet512", "llvm-cpu") == \
+        "zfnet512$async_dispatch_3"
+    assert scaffold.select("3", ZFNET, "zfnet512", "llvm-cpu") == "zfnet512$async_dispatch_3"
+    assert scaffold.select("10", ZFNET, "zfnet512", "llvm-cpu") == "zfnet512$async_dispatch_10"
+    assert scaffold.select("*_matmul_*", ZFNET, "zfnet512", "llvm-cpu") == \
+        "zfnet512$async_dispatch_3"
+
+
+def test_scaffold_refuses_a_number_or_glob_matching_none_or_several():
+    with pytest.raises(UserError, match="has no executable numbered 12 .named \\*_dispatch_12"):
+        scaffold.select("12", ZFNET, "zfnet512", "llvm-cpu")
+    with pytest.raises(UserError, match="no executable with an export matching '\\*conv\\*'"):
+        scaffold.select("*conv*", ZFNET, "zfnet512", "llvm-cpu")
+    with pytest.raises(UserError, match="11 executables match '\\*_elementwise_\\*'.*; name one"):
+        scaffold.select("*_elementwise_*", ZFNET, "zfnet512", "llvm-cpu")
+
+
+def test_a_name_cut_at_a_dollar_gets_a_hint_to_quote_it_and_candidates_sort_naturally():
+    with pytest.raises(UserError) as cut:
+        scaffold.select("zfnet512", ZFNET, "zfnet512", "llvm-cpu")
+    message = str(cut.value)
+    assert "the shell expands an unquoted '$', so 'zfnet512' may be " \
+           "'zfnet512$async_dispatch_0' cut short: quote it " \
+           "(SCAFFOLD='zfnet512/llvm-cpu/zfnet512$async_dispatch_0') or name the executable " \
+           "by its number (SCAFFOLD=zfnet512/llvm-cpu/0)" in message
+    listed = message.split("its executables: ")[1].split(", ")
+    assert listed == [f"zfnet512$async_dispatch_{n}" for n in range(12)]
+    with pytest.raises(UserError, match="did you mean 'zfnet512.async_dispatch_"):
+        scaffold.select("zfnet512$async_dispatch_l", ZFNET, "zfnet512", "llvm-cpu")
 
 
 def subspan(shape, dynamic_dims=()):

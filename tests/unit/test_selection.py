@@ -173,8 +173,32 @@ def test_numbered_name_with_fingerprint_reports_a_move():
                               "sha256:020000000000 (it has sha256:000000000000); the computation "
                               "with that fingerprint is now executable main_dispatch_2 "
                               "(main_dispatch_2_c)")
-    assert "no executable has that fingerprint now: what it computes changed" in resolve_error(
-        [sub("main_dispatch_0", fingerprint="sha256:09" + "0" * 10)], found)
+    # Seen in an earlier build (the previous resolution landed on it): what it computes changed.
+    with pytest.raises(UserError, match="has moved: .*no executable has that fingerprint now: "
+                                        "what it computes changed"):
+        selection.resolve([sub("main_dispatch_0", fingerprint="sha256:09" + "0" * 10)], found,
+                          prints(found), seen={"sha256:09" + "0" * 62})
+
+
+def test_a_fingerprint_never_seen_is_reported_with_the_models_fingerprints():
+    found = executables("a", "b", "c")
+    message = resolve_error([sub("main_dispatch_0", fingerprint="sha256:09" + "0" * 10)], found)
+    assert "has moved" not in message and "changed" not in message
+    assert message == (
+        "kernels/demo.toml:3: [[substitutions]] #1: field 'fingerprint': no executable of model "
+        "'m' on llvm-cpu has fingerprint sha256:090000000000 (executable 'main_dispatch_0' has "
+        "sha256:0000000000000000), nor did one in an earlier build (mistyped? `scons dump` lists "
+        "them); the fingerprints of its executables: main_dispatch_0 (main_dispatch_0_a, "
+        "sha256:0000000000000000), main_dispatch_1 (main_dispatch_1_b, sha256:0100000000000000), "
+        "main_dispatch_2 (main_dispatch_2_c, sha256:0200000000000000)")
+    alone = resolve_error([sub(fingerprint="sha256:09" + "0" * 10)], found)
+    assert alone.startswith("kernels/demo.toml:3: [[substitutions]] #1: field 'fingerprint': no "
+                            "executable of model 'm' on llvm-cpu has fingerprint sha256:09000000"
+                            "0000, nor did one in an earlier build")
+    with pytest.raises(UserError, match="has fingerprint sha256:090000000000 .the model or its "
+                                        "options changed what it computes.."):
+        selection.resolve([sub(fingerprint="sha256:09" + "0" * 10)], found, prints(found),
+                          seen={"sha256:09" + "0" * 62})
 
 
 def test_unknown_name_still_suggests_the_closest():

@@ -81,11 +81,29 @@ def file_name(key: str) -> str:
     return f"{name}-{hashlib.sha256(key.encode()).hexdigest()[:8]}"
 
 
+# Targets that ask for more than their name says: 'release' with RELEASE_CHECK=yes
+# asks for 'check' too (``imply``, from iree_project once the variables are read).
+_IMPLIED: dict[str, set[str]] = {}
+
+
+def imply(word: str, by: str) -> None:
+    """Make the command-line target ``by`` (exactly) count as asking for ``word`` in ``wanted``."""
+    _IMPLIED.setdefault(by, set()).add(word)
+
+
 def wanted(*words) -> bool:
     """Whether a target on the command line names one of ``words`` (or scons -c)."""
     if SCons.Script.GetOption("clean"):
         return True
-    return any(w in str(t) for t in SCons.Script.COMMAND_LINE_TARGETS for w in words)
+    named = [str(t) for t in SCons.Script.COMMAND_LINE_TARGETS]
+    return any(w in t for t in named for w in words) or \
+        any(w in _IMPLIED.get(t, ()) for t in named for w in words)
+
+
+def strict_checks(env) -> bool:
+    """Whether a skipped check fails: CHECK_STRICT=yes, or 'release' with RELEASE_CHECK=yes."""
+    releasing = "release" in map(str, SCons.Script.COMMAND_LINE_TARGETS)
+    return bool(env["CHECK_STRICT"] or env.get("RELEASE_CHECK") and releasing)
 
 
 def failing(message: str, line: str = "MISSING  $TARGET"):
@@ -96,14 +114,15 @@ def failing(message: str, line: str = "MISSING  $TARGET"):
 
 
 def skipped(env, name: str, message: str, built=()):
-    """An alias printing ``message`` (escaped) that 'scons check' with CHECK_STRICT=yes fails.
+    """An alias printing ``message`` (escaped) that a strict 'scons check' fails (``strict_checks``).
 
     ``built``: what it would have checked, built first all the same: a skipped
     check never leaves a stale module behind a green 'scons check'.
     """
-    if env["CHECK_STRICT"] and wanted("check"):
+    if strict_checks(env) and wanted("check"):
+        why = "CHECK_STRICT=yes" if env["CHECK_STRICT"] else "RELEASE_CHECK=yes"
         return env.AlwaysBuild(env.Alias(name, list(built), failing(
-            f"{message} (CHECK_STRICT=yes)", "SKIPPED  $TARGET")))
+            f"{message} ({why})", "SKIPPED  $TARGET")))
     alias = env.Alias(name, list(built),
                       SCons.Action.Action(lambda target, source, env: None, message))
     env.AlwaysBuild(alias)
