@@ -101,7 +101,9 @@ def test_triton_matmul_runs():
     assert [float(v) for v in out.split("=", 1)[1].split()] == [48.0] * 4
 
 
-@pytest.mark.parametrize("model", ["saxpy", "mlp"])
+# saxpy's dispatch has a dynamic length, so IREE dumps no benchmark to verify it against;
+# test_triton_saxpy_runs checks its outputs instead.
+@pytest.mark.parametrize("model", ["mlp"])
 def test_triton_kernel_matches_iree(model, tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)                   # the plans name modules relative to it
     plans = sorted((ROOT / "build/cuda" / model / "verify").glob("*.verify.json"))
