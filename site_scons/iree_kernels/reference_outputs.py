@@ -99,7 +99,7 @@ def seeded_input(tensor: TensorType, generator: np.random.Generator) -> np.ndarr
 
 def write(vmfb: str, run_module: str, root: Path, expected: str, source: str,
           seed: int = SEED) -> list[str]:
-    """Write ``expected`` (repo-relative) and its .npy files beside it; the files written, and warnings.
+    """Write ``expected`` (repo-relative) and its .npy files beside it; warnings about what they hold.
 
     The .npy files go to ``<expected without .expected.toml>/``, one folder per model.
     """
