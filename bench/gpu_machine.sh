@@ -15,7 +15,8 @@
 #   .perf/scons.tar.zst; tar+zstd into .perf/tools.tar.zst a folder holding bin/ (glslangValidator
 #   and spirv-val from Debian's glslang-tools and spirv-tools, statically linked; iree-run-module
 #   and iree-benchmark-module from .venv/lib/python3.11/site-packages/iree/_runtime_libs/) and
-#   models/ (ONNX models imported with iree-import-onnx); copy /usr/bin/zstd to .perf/.
+#   models/ (models imported here: <name>.mlir, or for dense weights <name>.blobs written by
+#   bench/dense_resources.py strip, refilled there); copy /usr/bin/zstd to .perf/.
 set -euo pipefail
 carried=$PWD/.perf
 mkdir -p /tmp/site /tmp/bin /tmp/tools
@@ -28,6 +29,9 @@ if [[ -f $carried/libIREECompiler.so.zst ]]; then
   zstd -d -q -f --long=30 "$carried/libIREECompiler.so.zst" \
     -o /tmp/site/iree/compiler/_mlir_libs/libIREECompiler.so
 fi
+for blobs in /tmp/tools/models/*.blobs; do
+  if [[ -e $blobs ]]; then python3 bench/dense_resources.py fill "$blobs" "${blobs%.blobs}.mlir"; fi
+done
 site=$(python3 -c 'import jinja2, os; print(os.path.dirname(os.path.dirname(jinja2.__file__)))')
 python3 -m venv /tmp/venv
 echo "$site" > "$(echo /tmp/venv/lib/python3*/site-packages)/image.pth"

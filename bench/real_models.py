@@ -8,9 +8,12 @@ models (``onnx/backend/test/data/light/light_*.onnx``, real graphs, splat
 weights), imported with ``iree-import-onnx --opset-version 17``;
 ``onnx_<name>`` is the same graph with dense seeded weights (bench/corpus.py:
 ``onnx_resnet50`` 102 MB, ``onnx_inception_v2`` 45 MB, ``onnx_squeezenet``
-5 MB), which is what users' models weigh; ``layers`` is the synthetic
-41-executable model (models/generate_layers.py). IREE 3.13's CUDA codegen
-fails on convolutions of the ONNX nets, so CUDA is measured on ``layers`` only.
+5 MB), which is what users' models weigh; ``torch_layers`` is the corpus's
+torch export of four Linear+ReLU layers of one shape (one executable, several
+dispatch sites) at ``--scale`` (16: 2048 wide, 67 MB of weights); ``layers``
+is the synthetic 41-executable model (models/generate_layers.py). IREE 3.13's
+CUDA codegen fails on convolutions of the ONNX nets, so CUDA is measured on
+``layers`` and the torch models only.
 
 Per model, target and cache setting (EXECUTABLE_CACHE=<target> or 0), in a
 temporary repo holding the model, two scaffolded kernels (one in the target's
@@ -29,7 +32,8 @@ substituted as MLIR source) and their manifest entries, each row is one whole
 The ratio is to plain (for 'one op': to a plain compile of the edited model).
 Where the kernel language's compiler is missing (clang, glslang, nvcc), the
 kernel row is left out. $IREE_KERNELS_BENCH_MODELS may name a folder of
-models imported elsewhere (<name>.mlir), for machines without the onnx package.
+models imported elsewhere (<name>.mlir), for machines without the onnx package
+(bench/dense_resources.py carries dense ones there).
 After every row, ``scons --question`` must say up to date. The phases of a
 plain compile (front end; codegen; host and serialization) are printed too.
 Goals (issue 14): clean <= 1.0, kernel and source <= 0.15, one op <= 0.65,
@@ -71,6 +75,7 @@ EDITS = {
            "{{ volatile int edit = {n}; (void)edit; }}"),
 }
 TIMEOUT = 1800
+SCALE = 16.0            # torch models' width multiplier (--scale)
 
 
 def run(argv, cwd: Path, env: dict | None = None, check: bool = True) -> tuple[float, str, int]:
@@ -87,6 +92,10 @@ def model_text(name: str, work: Path) -> str:
     carried = os.environ.get("IREE_KERNELS_BENCH_MODELS")      # imported elsewhere
     if carried and (Path(carried) / f"{name}.mlir").exists():
         return (Path(carried) / f"{name}.mlir").read_text()
+    if not imported.exists() and name.startswith("torch_"):
+        import corpus
+        corpus.write_torch(work, name, seed=0, scale=SCALE)
+        return imported.read_text()
     if not imported.exists():
         import onnx
         source = Path(onnx.__file__).parent / f"backend/test/data/light/light_{name}.onnx"
@@ -97,10 +106,16 @@ def model_text(name: str, work: Path) -> str:
     return imported.read_text()
 
 
-def one_op_changed(name: str, text: str) -> str:
-    """The model with one operation changed: the middle ReLU a sigmoid (layers: layer 7 leaky)."""
+def one_op_changed(name: str, text: str) -> str | None:
+    """The model with one operation changed: the middle ReLU a sigmoid (layers: layer 7 leaky).
+
+    None for the torch models: every layer of torch_layers is one executable's
+    dispatch site, so any op changed there changes the kernel's executable.
+    """
     if name == "layers":
         return generate_layers.model_mlir(generate_layers.layers(change=7))
+    if name.startswith("torch_"):
+        return None
     relus = [m.start() for m in re.finditer(r'"onnx\.Relu"', text)]
     at = relus[len(relus) // 2]
     return text[:at] + '"onnx.Sigmoid"' + text[at + len('"onnx.Relu"'):]
@@ -151,13 +166,18 @@ class Repo:
         with Program((self.root / program).read_text()) as parsed:
             return parsed.names()
 
-    def scaffold(self) -> tuple[Path | None, Path]:
-        """A kernel in the target's language (None: no compiler of it here) and an MLIR source kernel."""
+    def scaffold(self) -> tuple[Path | None, Path | None]:
+        """A kernel in the target's language (None: no compiler of it here) and an MLIR source kernel.
+
+        Each substitutes another executable; a model of one executable gets no source kernel.
+        """
         names = self.executables()
         made = []
         language = LANGUAGE[self.target]
-        for language, name in ((language, names[len(names) // 2]),
-                               ("mlir", names[len(names) // 3]))[0 if COMPILER[language] else 1:]:
+        picks = [(language, names[len(names) // 2])] if COMPILER[language] else []
+        others = [n for n in names[len(names) // 3:] + names if n not in dict(picks).values()]
+        picks += [("mlir", others[0])] if others else []      # one executable: no source row
+        for language, name in picks:
             before = set(self.root.glob("kernels/**/*.*"))
             self.scons("scaffold", f"SCAFFOLD={self.model}/{self.target}/{name}",
                        f"LANGUAGE={language}", "SCAFFOLD_MANIFEST=kernels/scaffolded.toml",
@@ -165,7 +185,7 @@ class Repo:
             made += [p for p in set(self.root.glob("kernels/**/*.*")) - before
                      if p.suffix != ".toml"]
         kernel = next((p for p in made if p.suffix != ".mlir"), None)
-        source = next(p for p in made if p.suffix == ".mlir")
+        source = next((p for p in made if p.suffix == ".mlir"), None)
         return kernel, source
 
     def edit(self, kernel: Path) -> None:
@@ -215,16 +235,20 @@ def measure_once(model: str, target: str, cache: bool, jobs: int, work: Path) ->
         repo.create(text)
         kernel, source = repo.scaffold()
         times = plain(repo, text, tmp)
-        times["plain, one op"] = plain(repo, one_op_changed(model, text), tmp)["plain"]
+        changed = one_op_changed(model, text)
+        if changed:
+            times["plain, one op"] = plain(repo, changed, tmp)["plain"]
         repo.reset()
         times["clean"] = repo.timed()
         if kernel:
             repo.edit(kernel)
             times["kernel"] = repo.timed()
-        repo.edit(source)
-        times["source"] = repo.timed()
-        (repo.root / f"models/{model}.mlir").write_text(one_op_changed(model, text))
-        times["one op"] = repo.timed()
+        if source:
+            repo.edit(source)
+            times["source"] = repo.timed()
+        if changed:
+            (repo.root / f"models/{model}.mlir").write_text(changed)
+            times["one op"] = repo.timed()
         if cache:
             fresh = repo.copy_to(tmp / "fresh")
             times["fresh"] = fresh.timed(shared={"CACHE_DIR": "",
@@ -235,16 +259,20 @@ def measure_once(model: str, target: str, cache: bool, jobs: int, work: Path) ->
 
 
 def main() -> None:
+    global SCALE
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="densenet121,resnet50,layers")
     parser.add_argument("--targets", default="vulkan,llvm-cpu,cuda")
     parser.add_argument("--cache", default="on,off")
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--scale", type=float, default=SCALE,
+                        help="width multiplier of the torch models (corpus.py --scale)")
     parser.add_argument("-j", "--jobs", type=int, default=len(os.sched_getaffinity(0)))
     args = parser.parse_args()
+    SCALE = args.scale
     configurations = [(m, t, c == "on") for m in args.models.split(",")
                       for t in args.targets.split(",") for c in args.cache.split(",")
-                      if t != "cuda" or m == "layers"]
+                      if t != "cuda" or m == "layers" or m.startswith("torch_")]
     print(f"{len(os.sched_getaffinity(0))} cores, scons -j{args.jobs}, median of {args.repeat}; "
           "seconds (ratio to plain)")
     print(f"{'model':<12}{'target':<9}{'cache':<6}" + "".join(f"{r:>14}" for r in ROWS)
