@@ -149,7 +149,8 @@ def referenced_files(cases: list[Case]) -> list[str]:
 
 
 def run_case(case: Case, run_module: str, module: str, device: str,
-             expected_file: str, cwd: str | None = None) -> str:
+             expected_file: str, cwd: str | None = None,
+             timeouts: toolchains.Timeouts | None = None) -> str:
     """Run one case; return what it matched, or raise naming the first element that differs.
 
     ``@file`` inputs and outputs are relative to ``cwd`` (the repo root). The
@@ -159,7 +160,7 @@ def run_case(case: Case, run_module: str, module: str, device: str,
     with tempfile.TemporaryDirectory(prefix="iree-kernels-check-") as work:
         outputs = os.path.join(work, "outputs.npy")
         argv = case.argv(toolchains.real_program(run_module), module, device, outputs)
-        limit = toolchains.TIMEOUTS.get("RUN_TIMEOUT")
+        limit = (timeouts or toolchains.default_timeouts()).of("RUN_TIMEOUT")
         try:
             result = subprocess.run(argv, capture_output=True, text=True, cwd=cwd,
                                     errors="replace", timeout=limit)

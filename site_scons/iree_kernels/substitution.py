@@ -60,6 +60,7 @@ class KernelChecks:
     ptx_isa_version: str = settings.default("PTX_ISA_VERSION")
     spirv_val: str = ""
     spirv_target_env: str = spirv.TARGET_ENV
+    timeouts: toolchains.Timeouts | None = None      # the settings' defaults where None
 
     def check(self, planned: "Planned") -> None:
         """Raise on the first way the kernel in ``planned.path`` cannot replace its executable.
@@ -90,7 +91,7 @@ class KernelChecks:
         ptx_text.check_ptx(module, planned.path, planned.executable, max_version=(major, minor))
         # A Triton kernel may be compiled for another architecture than the module's (arch).
         ptx_text.run_ptxas(self.ptxas or _missing("ptxas", planned), planned.path,
-                      planned.substitution.arch or self.cuda_arch)
+                      planned.substitution.arch or self.cuda_arch, self.timeouts)
 
     def _check_hsaco(self, planned: "Planned") -> None:
         code = code_object.read_hsaco(Path(planned.path).read_bytes(), planned.path)
@@ -104,7 +105,7 @@ class KernelChecks:
     def _check_spirv(self, planned: "Planned") -> None:
         module = spirv.read_spirv(Path(planned.path).read_bytes(), planned.path)
         spirv.run_spirv_val(self.spirv_val or _missing("spirv-val", planned), planned.path,
-                            self.spirv_target_env)
+                            self.spirv_target_env, self.timeouts)
         spirv.check_spirv(module, planned.path, planned.executable)
         self._check_local_size(module, planned)
 

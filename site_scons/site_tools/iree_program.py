@@ -66,6 +66,7 @@ from iree_kernels.files import write_atomically
 from iree_kernels.scons.caches import shared_cache
 from iree_kernels.scons.nodes import read_spec, spec_value
 from iree_kernels.scons.reporting import fail, reporting_user_errors
+from iree_kernels.scons.spawn import timeouts
 
 OWN_FOLDER = "$BUILD_DIR/codegen-cache"
 DEFAULT_TARGETS = settings.EXECUTABLE_CACHE_TARGETS
@@ -138,7 +139,7 @@ def declare_module_from_program(env, module, program, target: str, options, subs
         # Where the cache is changes nothing built: the folders are not part of the spec.
         where = {"IREE_CODEGEN_FOLDER": cache.get_path(),
                  "IREE_CODEGEN_SHARED": shared and env.Dir(shared).Dir(target).get_path()}
-        spec.update(compiler=toolchains.version(env.subst("$IREE_COMPILE")),
+        spec.update(compiler=toolchains.version(env.subst("$IREE_COMPILE"), timeouts=timeouts(env)),
                     flags=[str(a) for line in env.subst_list("$IREE_CACHED_COMPILEFLAGS")
                            for a in line])
     assembled = env.IreeAssembledProgram(
@@ -209,7 +210,8 @@ def _stand_in_cached_executables(target, assembled, options, spec: dict,
     """Compile the misses, put every cached executable's stand-in in place; their names."""
     jobs = _jobs()
     compiler = codegen_cache.Compiler(env.subst("$IREE_COMPILE"), (options.get_path(),),
-                                      tuple(spec["flags"]), print if env["VERBOSE"] else None)
+                                      tuple(spec["flags"]), print if env["VERBOSE"] else None,
+                                      timeouts(env))
     shared = env["IREE_CODEGEN_SHARED"]
     plan = codegen_cache.plan(assembled.executables(), spec["target"],
                               Path(env["IREE_CODEGEN_FOLDER"]), spec["compiler"],
