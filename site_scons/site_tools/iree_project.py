@@ -332,7 +332,7 @@ def _declare_substitutions(env, model, where, subs, executables, resolved, kerne
             "paths": {key: {role: node.get_path() for role, node in
                             (("kernel", made.kernel), ("wrapper", made.wrapper)) if node}
                       for key, made in kernels.items()},
-            "checks": _kernel_checks(env, where)}
+            "checks": _kernel_checks(env, where, checkers)}
     dump = [executables] if subs else []
     made = [node for declared in kernels.values() for node in declared.nodes]
     flag_file, record = env.IreeSubstitutions(
@@ -343,15 +343,15 @@ def _declare_substitutions(env, model, where, subs, executables, resolved, kerne
     return flag_file, record
 
 
-def _kernel_checks(env, where) -> dict:
-    """The settings of substitution.KernelChecks for the module's target and architecture."""
-    checks = {"ptxas": toolchains.checker("ptxas") or "", "cuda_arch": env["CUDA_ARCH"],
-              "ptx_isa_version": env["PTX_ISA_VERSION"],
-              "spirv_val": toolchains.checker("spirv-val") or "",
-              "spirv_target_env": env["GLSL_TARGET_ENV"]}
+def _kernel_checks(env, where, checkers: dict) -> dict:
+    """substitution.KernelChecks' fields for the module: the variables the kinds' checks read
+    (targets.KernelKind.check_settings; the module's architecture for its target's), and the
+    checkers' paths."""
+    settings = {name: env[name] for kind in KERNEL_KINDS.values()
+                for name, _ in kind.check_settings if env.get(name) is not None}
     if where.target.arch_variable:
-        checks[where.target.arch_variable.lower()] = where.arch
-    return checks
+        settings[where.target.arch_variable] = where.arch
+    return {"settings": settings, "checkers": checkers}
 
 
 def _depend_on_option_files(env, flags, front_end, module) -> None:
