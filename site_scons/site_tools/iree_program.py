@@ -58,7 +58,7 @@ import SCons.Script
 import SCons.Util
 
 from iree_kernels import (codegen_cache, executables, option_files, remote_cache, selection,
-                          settings, toolchains)
+                          settings, toolchains, translation)
 from iree_kernels.errors import UserError
 from iree_kernels.program import Program
 from iree_kernels.program_text import NotSplittable, open_program
@@ -252,13 +252,9 @@ def _codegen_failure(failed, plan, assembled, target_name: str, target) -> UserE
     for entry, message in failed.failures:
         for name in names[entry.key]:
             export = executables.read_executables(texts[name], str(target))[name].export
-            described.append(f"{name} (export {export.name}, {export.layout.describe()}): "
-                             f"{message}")
-    return UserError(
-        f"IREE's {target_name} codegen fails for {len(described)} executable(s) of model "
-        f"'{Path(target.name).stem}': {'; '.join(described)}. A wrapped kernel "
-        f"(mode = \"wrapped\") replaces an executable without IREE compiling it. "
-        f"IREE's errors: {log.get_path()}")
+            described.append(translation.failed_executable(name, export, message))
+    return UserError(translation.codegen_failure(target_name, Path(target.name).stem, described,
+                                                 log.get_path()))
 
 
 def _say(line: str) -> None:
