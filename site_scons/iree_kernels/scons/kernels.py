@@ -103,17 +103,12 @@ class ToolVersion:
             os._exit(2)
 
 
-_versions: dict[tuple[str, bool], object] = {}
-
-
 def tool_version(program: str, makes: bool = True,
                  timeouts: toolchains.Timeouts | None = None):
-    """The Value node of ``program``'s version (one per program and run); see ToolVersion."""
-    key = (program, makes)
-    if key not in _versions:
-        name = f"{program} --version" + ("" if makes else " (checker)")
-        _versions[key] = named_value(ToolVersion(program, makes, timeouts), name)
-    return _versions[key]
+    """The Value node of ``program``'s version (one per program and run: named_value finds
+    it again by its name); see ToolVersion."""
+    name = f"{program} --version" + ("" if makes else " (checker)")
+    return named_value(ToolVersion(program, makes, timeouts), name)
 
 
 def versions_reached(node) -> dict[str, object]:
