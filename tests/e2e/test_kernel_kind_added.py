@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, SAXPY_C
 from iree_kernels import toolchains
 
 # The entries a new language adds to iree_kernels.targets.KERNEL_KINDS: C under another
@@ -61,18 +61,7 @@ open(sys.argv[0] + ".log", "a").write(" ".join(sys.argv[1:]) + "\\n")
 if sys.argv[2] == "strict":
     sys.exit(print(sys.argv[1] + ": error: too lenient a kernel"))
 """
-MANIFEST = """\
-[models.saxpy]
-source = "models/saxpy.mlir"
-targets = ["llvm-cpu"]
-
-[[substitutions]]
-model = "saxpy"
-target = "llvm-cpu"
-executable = "main_dispatch_0"
-file = "kernels/saxpy.fk"
-workgroup_count = ["ceildiv(w0, 1024)"]
-"""
+MANIFEST = SAXPY_C.replace("kernels/saxpy.c", "kernels/saxpy.fk")
 
 
 @pytest.mark.skipif(toolchains.on_path("clang") is None, reason="no clang")
