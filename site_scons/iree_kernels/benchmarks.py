@@ -41,7 +41,7 @@ class Result:
 
 
 def dump_benchmarks(iree_compile: str, program: str, flag_files: list[str],
-                    directory: Path) -> None:
+                    directory: Path, timeouts: toolchains.Timeouts | None = None) -> None:
     """Dump the benchmark module of every executable of ``program`` into ``directory``.
 
     ``program``: at IREE's executable-sources phase. IREE dumps them once the
@@ -53,12 +53,12 @@ def dump_benchmarks(iree_compile: str, program: str, flag_files: list[str],
     phase = ["--compile-from=executable-sources", "--compile-to=executable-configurations"]
     toolchains.run([iree_compile, program, *phase, *(f"@{f}" for f in flag_files),
                     f"--iree-hal-dump-executable-benchmarks-to={directory}", "-o", "/dev/null"],
-                   program, "dump IREE's executable benchmarks")
+                   program, "dump IREE's executable benchmarks", timeouts)
 
 
 def dump_benchmarks_of(iree_compile: str, program: Path, options: str, work: Path,
-                       names: list[str], cases: list[tuple[str, list, str]] = ()
-                       ) -> dict[str, tuple[Path, str]]:
+                       names: list[str], cases: list[tuple[str, list, str]] = (),
+                       timeouts: toolchains.Timeouts | None = None) -> dict[str, tuple[Path, str]]:
     """The benchmark module IREE dumps for each of ``names``: name -> (its file, where its shapes are from).
 
     IREE dumps none for a dispatch whose sizes are known only at run time. Where
@@ -70,7 +70,7 @@ def dump_benchmarks_of(iree_compile: str, program: Path, options: str, work: Pat
     from .errors import UserError
     from .program import Program
 
-    dump_benchmarks(iree_compile, str(program), [options], work / "program")
+    dump_benchmarks(iree_compile, str(program), [options], work / "program", timeouts)
     found = {name: (path, "") for name in names
              if (path := benchmark_file(work / "program", name))}
     for number, (function, shapes, label) in enumerate(cases):
@@ -84,7 +84,7 @@ def dump_benchmarks_of(iree_compile: str, program: Path, options: str, work: Pat
                 continue                  # the case calls another function, or fewer inputs
             staged = work / f"case-{number}.mlir"
             staged.write_text(specialized.text())
-        dump_benchmarks(iree_compile, str(staged), [options], work / f"case-{number}")
+        dump_benchmarks(iree_compile, str(staged), [options], work / f"case-{number}", timeouts)
         found.update({name: (path, label) for name in missing
                       if (path := benchmark_file(work / f"case-{number}", name))})
     return found
@@ -117,33 +117,34 @@ def with_source(benchmark: Path, sources, name: str) -> str:
 
 
 def compile_benchmark(iree_compile: str, source: Path, options: str, flags: list[str],
-                      output: Path) -> None:
+                      output: Path, timeouts: toolchains.Timeouts | None = None) -> None:
     toolchains.run([iree_compile, str(source), f"@{options}", *flags, "-o", str(output)],
-                   str(source))
+                   str(source), timeouts=timeouts)
 
 
 def time_per_dispatch(benchmark_module: str, module: Path, device: str,
-                      flags: list[str]) -> float:
+                      flags: list[str], timeouts: toolchains.Timeouts | None = None) -> float:
     """Median wall time of one dispatch, in microseconds."""
-    runs = _iterations(benchmark_module, module, device, flags)
+    runs = _iterations(benchmark_module, module, device, flags, timeouts)
     return statistics.median(us for _, us in runs)
 
 
 def times_per_dispatch(benchmark_module: str, module: Path, device: str,
-                       flags: list[str]) -> dict[str, float]:
+                       flags: list[str], timeouts: toolchains.Timeouts | None = None) -> dict[str, float]:
     """Median wall time of one dispatch of each benchmark function in ``module``, in microseconds."""
     by_function: dict[str, list[float]] = {}
-    for function, us in _iterations(benchmark_module, module, device, flags):
+    for function, us in _iterations(benchmark_module, module, device, flags, timeouts):
         by_function.setdefault(function, []).append(us)
     return {function: statistics.median(times) for function, times in by_function.items()}
 
 
 def _iterations(benchmark_module: str, module: Path, device: str,
-                flags: list[str]) -> list[tuple[str, float]]:
+                flags: list[str], timeouts: toolchains.Timeouts | None
+                ) -> list[tuple[str, float]]:
     """(benchmark function, microseconds per dispatch) of every timed repetition."""
     argv = [benchmark_module, f"--module={module}", f"--device={device}",
             "--benchmark_format=json", *flags]
-    output = toolchains.run(argv, str(module))
+    output = toolchains.run(argv, str(module), timeouts=timeouts)
     runs = [b for b in json.loads(output)["benchmarks"] if b.get("run_type") == "iteration"]
     scale = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
     # run_name: BM_<function>/process_time/real_time

@@ -310,12 +310,13 @@ class Compiler:
     flag_files: tuple[str, ...]
     flags: tuple[str, ...] = ()
     echo: Callable[[str], None] | None = None
+    timeouts: toolchains.Timeouts | None = None
 
     def run(self, argv: list[str], what: str) -> None:
         argv = [self.program, *argv, *(f"@{f}" for f in self.flag_files), *self.flags]
         if self.echo:
             self.echo(" ".join(argv))
-        toolchains.run(argv, doing=what)
+        toolchains.run(argv, doing=what, timeouts=self.timeouts)
 
 
 class CodegenFailed(UserError):

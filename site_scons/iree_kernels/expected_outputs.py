@@ -12,16 +12,14 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from . import toolchains
+from . import toml_files, toolchains
 from .comparison import TOLERANCE_KEYS, Tolerance, mismatch, parse_value, tolerance_error
 from .errors import UserError, control_character, shown
-from .files import read_text
 from .manifest import closest, repo_path
 from .targets import TARGETS
 
@@ -60,18 +58,7 @@ def load_cases(path: str, target: str | None = None, root: str | Path | None = N
     With ``root`` (the repo), every ``@file`` an input or output names must be
     a regular file inside it and outside ``build_dir``.
     """
-    try:
-        text = read_text(path)
-    except OSError as e:
-        raise UserError(f"cannot read expected outputs: {e.strerror}", file=path)
-    except UnicodeDecodeError:
-        raise UserError("not UTF-8 text", file=path)
-    except ValueError as e:         # a folder, a FIFO, too large
-        raise UserError(f"the expected-outputs file {e}", file=path)
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise UserError(f"not valid TOML: {e}", file=path)
+    _, data = toml_files.read(path, path, "expected-outputs file")
     unknown = set(data) - {"case"}
     if unknown:
         raise UserError(f"unknown key '{sorted(unknown)[0]}'; an expected-outputs file holds "
@@ -149,7 +136,8 @@ def referenced_files(cases: list[Case]) -> list[str]:
 
 
 def run_case(case: Case, run_module: str, module: str, device: str,
-             expected_file: str, cwd: str | None = None) -> str:
+             expected_file: str, cwd: str | None = None,
+             timeouts: toolchains.Timeouts | None = None) -> str:
     """Run one case; return what it matched, or raise naming the first element that differs.
 
     ``@file`` inputs and outputs are relative to ``cwd`` (the repo root). The
@@ -159,7 +147,7 @@ def run_case(case: Case, run_module: str, module: str, device: str,
     with tempfile.TemporaryDirectory(prefix="iree-kernels-check-") as work:
         outputs = os.path.join(work, "outputs.npy")
         argv = case.argv(toolchains.real_program(run_module), module, device, outputs)
-        limit = toolchains.TIMEOUTS.get("RUN_TIMEOUT")
+        limit = (timeouts or toolchains.default_timeouts()).of("RUN_TIMEOUT")
         try:
             result = subprocess.run(argv, capture_output=True, text=True, cwd=cwd,
                                     errors="replace", timeout=limit)

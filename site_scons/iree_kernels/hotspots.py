@@ -199,7 +199,8 @@ def _symbol(op) -> str:
 
 
 def compile_benchmarks(iree_compile: str, dumped: list[Path], options: str, folder: Path,
-                       jobs: int = 1) -> tuple[dict[str, str], dict[str, str]]:
+                       jobs: int = 1, timeouts: toolchains.Timeouts | None = None
+                       ) -> tuple[dict[str, str], dict[str, str]]:
     """Compile the dumped benchmark modules into ``folder``.
 
     All in one module where they all compile; else one module each, ``jobs``
@@ -212,7 +213,8 @@ def compile_benchmarks(iree_compile: str, dumped: list[Path], options: str, fold
     try:
         merged_source.write_text(merge_benchmarks([p.read_text() for p in dumped]))
         module = folder / "all.vmfb"
-        benchmarks.compile_benchmark(iree_compile, merged_source, options, [COMPILE_FROM], module)
+        benchmarks.compile_benchmark(iree_compile, merged_source, options, [COMPILE_FROM], module,
+                                     timeouts)
         return {f: str(module) for fs in functions.values() for f in fs}, {}
     except (UserError, ValueError):
         pass
@@ -220,7 +222,8 @@ def compile_benchmarks(iree_compile: str, dumped: list[Path], options: str, fold
     def compile_one(path: Path) -> tuple[Path, str]:
         module = folder / f"{path.stem}.vmfb"
         try:
-            benchmarks.compile_benchmark(iree_compile, path, options, [COMPILE_FROM], module)
+            benchmarks.compile_benchmark(iree_compile, path, options, [COMPILE_FROM], module,
+                                         timeouts)
         except UserError as e:
             return path, f"IREE cannot compile its benchmark: {first_error(str(e))}"
         return path, str(module)
@@ -269,7 +272,8 @@ def mark_substituted(rows: list[Hotspot], substitutions) -> None:
         row.substituted_by = by_executable.get(row.executable, "")
 
 
-def time(report: Report, benchmark_module: str, flags: list[str], available: bool) -> None:
+def time(report: Report, benchmark_module: str, flags: list[str], available: bool,
+         timeouts: toolchains.Timeouts | None = None) -> None:
     """Time every row with a module, one iree-benchmark-module run per module."""
     for row in report.rows:
         if row.module and not available:
@@ -277,7 +281,8 @@ def time(report: Report, benchmark_module: str, flags: list[str], available: boo
     if not available:
         return
     for module in sorted({r.module for r in report.rows if r.module}):
-        times = benchmarks.times_per_dispatch(benchmark_module, Path(module), report.device, flags)
+        times = benchmarks.times_per_dispatch(benchmark_module, Path(module), report.device, flags,
+                                              timeouts)
         for row in report.rows:
             if row.module == module:
                 row.us_per_dispatch = times.get(row.function)

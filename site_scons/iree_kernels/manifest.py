@@ -11,13 +11,13 @@ from __future__ import annotations
 import difflib
 import os
 import re
-import tomllib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
 from .comparison import TOLERANCE_KEYS, Tolerance, tolerance_error
 from .errors import UserError, control_character, shown
+from . import toml_files
 from .files import not_regular, read_text
 from .workgroups import ExpressionError, count_region
 from .targets import DEFAULT_TARGETS, KERNEL_KINDS, MODES, TARGETS, kernel_kind
@@ -178,22 +178,11 @@ def load_project(root: str | Path, manifest_paths, build_dir: str = "build") -> 
 
 def _load_manifest(project: Project, path: Path) -> None:
     rel = _relative(project.root, path)
-    try:
-        text = read_text(path)
-    except OSError as e:
-        raise UserError(f"cannot read manifest: {e.strerror}", file=rel)
-    except UnicodeDecodeError:
-        raise UserError("manifest is not UTF-8 text", file=rel)
-    except ValueError as e:
-        raise UserError(f"a manifest {e}", file=rel)
+    text = toml_files.text_of(path, rel, "manifest")
     if not path.resolve().is_relative_to(project.root):
         where = f"is a link to {path.resolve()}" if path.is_symlink() else "lies"
         raise UserError(f"the manifest {where}, outside the repository", file=rel)
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        line = _toml_error_line(str(e))
-        raise UserError(f"not valid TOML: {_strip_position(str(e))}", file=rel, line=line)
+    data = toml_files.parse(text, rel)
     project.manifests.append(rel)
     unknown = set(data) - {"models", "substitutions"}
     for key in sorted(unknown):
@@ -685,11 +674,3 @@ def _line_of_key(text: str, key: str) -> int | None:
             return number
     return None
 
-
-def _toml_error_line(message: str) -> int | None:
-    m = re.search(r"line (\d+)", message)
-    return int(m.group(1)) if m else None
-
-
-def _strip_position(message: str) -> str:
-    return re.sub(r"\s*\(at line \d+, column \d+\)", "", message)

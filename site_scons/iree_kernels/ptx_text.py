@@ -115,13 +115,15 @@ def ptxas_argv(ptxas: str, path: str, arch: str) -> list[str]:
     return [ptxas, f"-arch={arch}", path, "-o", "/dev/null"]
 
 
-def run_ptxas(ptxas: str, path: str, arch: str) -> None:
+def run_ptxas(ptxas: str, path: str, arch: str,
+              timeouts: toolchains.Timeouts | None = None) -> None:
     """Raise with ptxas's own messages if it rejects ``path``."""
+    limit = (timeouts or toolchains.default_timeouts()).of("KERNEL_COMPILE_TIMEOUT")
     try:
         result = subprocess.run(ptxas_argv(ptxas, path, arch), capture_output=True, text=True,
-                                timeout=toolchains.timeout_for(ptxas))
+                                timeout=limit)
     except subprocess.TimeoutExpired:
-        raise UserError(toolchains.timeout_message("ptxas", toolchains.timeout_for(ptxas)),
+        raise UserError(toolchains.timeout_message("ptxas", limit, "KERNEL_COMPILE_TIMEOUT"),
                         file=path) from None
     except OSError as e:
         raise UserError(f"cannot run ptxas '{ptxas}': {e.strerror}", file=path) from None

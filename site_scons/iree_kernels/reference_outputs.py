@@ -98,7 +98,7 @@ def seeded_input(tensor: TensorType, generator: np.random.Generator) -> np.ndarr
 
 
 def write(vmfb: str, run_module: str, root: Path, expected: str, source: str,
-          seed: int = SEED) -> list[str]:
+          seed: int = SEED, timeouts: toolchains.Timeouts | None = None) -> list[str]:
     """Write ``expected`` (repo-relative) and its .npy files beside it; warnings about what they hold.
 
     The .npy files go to ``<expected without .expected.toml>/``, one folder per model.
@@ -113,7 +113,7 @@ def write(vmfb: str, run_module: str, root: Path, expected: str, source: str,
             _save(root / path, seeded_input(tensor, generator))
             inputs.append(path)
         outputs = [f"{folder}/{function}.output{n}.npy" for n in range(signature.results)]
-        _run(run_module, vmfb, function, inputs, outputs, root)
+        _run(run_module, vmfb, function, inputs, outputs, root, timeouts)
         for path in outputs:
             values = np.load(root / path)
             if values.size > 1 and np.all(values == values.flat[0]):
@@ -129,11 +129,11 @@ def write(vmfb: str, run_module: str, root: Path, expected: str, source: str,
 
 
 def _run(run_module: str, vmfb: str, function: str, inputs: list[str], outputs: list[str],
-         root: Path) -> None:
+         root: Path, timeouts: toolchains.Timeouts | None) -> None:
     argv = [toolchains.real_program(run_module), f"--module={vmfb}", "--device=local-sync",
             f"--function={function}", *(f"--input=@{root / p}" for p in inputs),
             *(f"--output=@{root / p}" for p in outputs)]
-    limit = toolchains.TIMEOUTS.get("RUN_TIMEOUT")
+    limit = (timeouts or toolchains.default_timeouts()).of("RUN_TIMEOUT")
     try:
         result = subprocess.run(argv, capture_output=True, text=True, errors="replace",
                                 timeout=limit)

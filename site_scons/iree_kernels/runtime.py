@@ -8,12 +8,15 @@ from . import toolchains
 
 
 @lru_cache(maxsize=None)
-def available_drivers(run_module: str) -> frozenset[str]:
+def available_drivers(run_module: str,
+                      timeouts: toolchains.Timeouts | None = None) -> frozenset[str]:
     """Drivers with at least one device here, from ``iree-run-module --list_devices``."""
     try:
         result = subprocess.run([toolchains.real_program(run_module), "--list_devices"],
                                 capture_output=True,
-                                text=True, timeout=toolchains.TIMEOUTS.get("VERSION_TIMEOUT"))
+                                text=True,
+                                timeout=(timeouts or toolchains.default_timeouts())
+                                .of("VERSION_TIMEOUT"))
     except (OSError, subprocess.TimeoutExpired):
         return frozenset()
     return frozenset(line.split("://", 1)[0] for line in result.stdout.splitlines()

@@ -17,13 +17,13 @@ from typing import Mapping
 from .integrity import KEY_FILE_VARIABLE, KEY_VARIABLE
 from .remote_cache import MAX_BLOB_MIB, MAX_RETRIES, URL_VARIABLE, redact
 from .scaffold import LANGUAGES, TARGET_LANGUAGES
-from .targets import TARGETS
+from .targets import PTX_ISA_VERSION, TARGETS
 
 ON_A_TERMINAL = "on a terminal"     # a boolean's default: yes where the output is a terminal
 # Where the codegen cache is on unless EXECUTABLE_CACHE says otherwise.
 EXECUTABLE_CACHE_TARGETS: tuple[str, ...] = ("cuda",)
 _CODEGEN_FOLDER = "$BUILD_DIR/codegen-cache"
-_PTX_ISA = "9.0"                    # what the driver of CUDA 13.0 (580) loads
+_PTX_ISA = PTX_ISA_VERSION
 _PATH, _ESCAPED = "refused in a path", "escaped"
 
 

@@ -308,14 +308,17 @@ def _indices(module: SpirvModule) -> str:
                      for b in module.bindings)
 
 
-def run_spirv_val(spirv_val: str, path: str, target_env: str = TARGET_ENV) -> None:
+def run_spirv_val(spirv_val: str, path: str, target_env: str = TARGET_ENV,
+                  timeouts: toolchains.Timeouts | None = None) -> None:
     """Raise with spirv-val's own message if it rejects ``path``."""
+    limit = (timeouts or toolchains.default_timeouts()).of("KERNEL_COMPILE_TIMEOUT")
     try:
         result = subprocess.run([spirv_val, "--target-env", target_env, path],
                                 capture_output=True, text=True,
-                                timeout=toolchains.timeout_for(spirv_val))
+                                timeout=limit)
     except subprocess.TimeoutExpired:
-        raise UserError(toolchains.timeout_message("spirv-val", toolchains.timeout_for(spirv_val)),
+        raise UserError(toolchains.timeout_message("spirv-val", limit,
+                                                  "KERNEL_COMPILE_TIMEOUT"),
                         file=path) from None
     except OSError as e:
         raise UserError(f"cannot run spirv-val '{spirv_val}': {e.strerror}", file=path) from None

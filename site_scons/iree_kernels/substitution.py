@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
 
-from . import code_object, elf, flag_files, ptx_text, settings, spirv, toolchains
+from . import flag_files, toolchains
 from .errors import UserError
 from .executables import Executable
 from .manifest import Substitution, closest
 from .selection import Landing
-from .targets import TARGETS
+from .targets import kernel_kind
 from .render import render
 
 
@@ -53,13 +54,13 @@ class Planned:
 
 @dataclass(frozen=True)
 class KernelChecks:
-    """The tools and limits compiled kernels are checked with; '' is a missing tool."""
-    ptxas: str = ""
-    cuda_arch: str = TARGETS["cuda"].default_arch
-    hip_arch: str = TARGETS["hip"].default_arch
-    ptx_isa_version: str = settings.default("PTX_ISA_VERSION")
-    spirv_val: str = ""
-    spirv_target_env: str = spirv.TARGET_ENV
+    """What compiled kernels are checked with: each kind's check (``targets.KernelKind.check``)
+    given the values of the variables it names (``settings``; its entry's defaults for those
+    not given), its checker's path (``checkers``, by program name; absent or '': missing)
+    and the time limits (None: the settings' defaults)."""
+    settings: Mapping[str, str] = field(default_factory=dict)
+    checkers: Mapping[str, str] = field(default_factory=dict)
+    timeouts: toolchains.Timeouts | None = None
 
     def check(self, planned: "Planned") -> None:
         """Raise on the first way the kernel in ``planned.path`` cannot replace its executable.
@@ -80,51 +81,12 @@ class KernelChecks:
                             line=sub.origin.line, entry=sub.origin.entry) from None
 
     def _check(self, planned: "Planned") -> None:
-        check = _CHECKS.get(PurePosixPath(planned.path).suffix)
-        if check:
-            check(self, planned)
-
-    def _check_ptx(self, planned: "Planned") -> None:
-        module = ptx_text.read_ptx(_read_text(planned.path), planned.path)
-        major, minor = (int(n) for n in self.ptx_isa_version.split("."))
-        ptx_text.check_ptx(module, planned.path, planned.executable, max_version=(major, minor))
-        # A Triton kernel may be compiled for another architecture than the module's (arch).
-        ptx_text.run_ptxas(self.ptxas or _missing("ptxas", planned), planned.path,
-                      planned.substitution.arch or self.cuda_arch)
-
-    def _check_hsaco(self, planned: "Planned") -> None:
-        code = code_object.read_hsaco(Path(planned.path).read_bytes(), planned.path)
-        code_object.check_hsaco(code, planned.path, planned.executable, self.hip_arch)
-
-    def _check_object(self, planned: "Planned") -> None:
-        """A native object (llvm-cpu): it defines the function the wrapper imports."""
-        function = planned.substitution.function or PurePosixPath(planned.substitution.file).stem
-        elf.check_function(Path(planned.path).read_bytes(), planned.path, function)
-
-    def _check_spirv(self, planned: "Planned") -> None:
-        module = spirv.read_spirv(Path(planned.path).read_bytes(), planned.path)
-        spirv.run_spirv_val(self.spirv_val or _missing("spirv-val", planned), planned.path,
-                            self.spirv_target_env)
-        spirv.check_spirv(module, planned.path, planned.executable)
-        self._check_local_size(module, planned)
-
-    @staticmethod
-    def _check_local_size(module, planned: "Planned") -> None:
-        wanted = tuple(planned.substitution.workgroup_size)
-        if not planned.wrapper or not wanted:
-            return
-        wanted = wanted + (1,) * (3 - len(wanted))
-        if module.local_size != wanted:
-            raise UserError(f"SPIR-V does not fit executable '{planned.executable.name}': the "
-                            f"shader's local_size is {list(module.local_size or ())}, the "
-                            f"manifest's workgroup_size is {list(wanted)}; make them equal",
-                            file=planned.path)
-
-
-# What checks a kernel the build is given or makes, by its suffix (targets.KERNEL_KINDS
-# names the program a check runs, so that a missing one is reported before the build).
-_CHECKS = {".ptx": KernelChecks._check_ptx, ".hsaco": KernelChecks._check_hsaco,
-           ".spv": KernelChecks._check_spirv, ".o": KernelChecks._check_object}
+        kind = kernel_kind(planned.path)
+        if kind and kind.check:
+            values = {name: self.settings.get(name) or default
+                      for name, default in kind.check_settings}
+            kind.check(planned, values, self.checkers.get(kind.checker, "") if kind.checker
+                       else "", self.timeouts)
 
 
 class _Unchecked(KernelChecks):
@@ -135,10 +97,6 @@ class _Unchecked(KernelChecks):
 # For a step that only needs to know which executable a substitution replaces (the
 # wrapper's); the substitution step checks the kernel, with the module's architecture.
 UNCHECKED = _Unchecked()
-
-
-def _missing(program: str, planned: "Planned") -> str:
-    raise UserError(f"cannot check it: {toolchains.missing_message(program)}")
 
 
 # What a kernel check's message is about -> the source line saying it (GLSL, CUDA).
@@ -168,10 +126,6 @@ def _source_line(file: str, message: str) -> str:
                 return f" (at {file}:{number})"
         return ""
     return ""
-
-
-def _read_text(path: str) -> str:
-    return Path(path).read_text(encoding="utf-8", errors="replace")
 
 
 def plan_substitutions(substitutions: list[Substitution], executables: dict[str, Executable],

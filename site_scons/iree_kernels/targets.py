@@ -7,6 +7,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Callable
+
+from . import kernel_checks, spirv
+
+PTX_ISA_VERSION = "9.0"     # the newest PTX ISA the driver of CUDA 13.0 (580) loads
 
 # Flags every compile gets, so that modules do not depend on where they were built.
 REPRODUCIBLE_FLAGS = ("--iree-vm-bytecode-module-strip-source-map",)
@@ -125,6 +130,11 @@ class KernelKind:
     compiles_to: str | None = None  # the suffix of what the build makes of it
     tool: str = ""                 # the SCons tool (site_tools/) that compiles it, if any
     checker: str = ""              # the program that checks a kernel of this kind, if any
+    # What checks a kernel of this kind the build is given or makes (see kernel_checks),
+    # and the variables it reads: (name, default) pairs; the module's architecture
+    # overrides its target's arch_variable.
+    check: Callable[..., None] | None = None
+    check_settings: tuple[tuple[str, str], ...] = ()
     entry_point_main: bool = False  # compiled, its entry point is 'main': renamed to the export
     # Compiled per target to another suffix than compiles_to: (("hip", ".hsaco"),)
     compiles_for: tuple[tuple[str, str], ...] = ()
@@ -150,19 +160,25 @@ KERNEL_KINDS = {kind.suffix: kind for kind in (
     KernelKind(".cu", "a CUDA kernel", ("cuda",), "object", _GPU_MODES, _GPU_WHY, ".ptx",
                tool="ptx"),
     KernelKind(".ptx", "a PTX kernel", ("cuda",), "object", _GPU_MODES, _GPU_WHY,
-               checker="ptxas"),
+               checker="ptxas", check=kernel_checks.check_ptx,
+               check_settings=(("CUDA_ARCH", TARGETS["cuda"].default_arch),
+                               ("PTX_ISA_VERSION", PTX_ISA_VERSION))),
     KernelKind(".glsl", "a GLSL compute shader", ("vulkan",), "object", _GPU_MODES, _GPU_WHY,
                ".spv", tool="glsl", entry_point_main=True),
     KernelKind(".comp", "a GLSL compute shader", ("vulkan",), "object", _GPU_MODES, _GPU_WHY,
                ".spv", tool="glsl", entry_point_main=True),
     KernelKind(".spv", "a SPIR-V shader", ("vulkan",), "object", _GPU_MODES, _GPU_WHY,
-               checker="spirv-val"),
+               checker="spirv-val", check=kernel_checks.check_spirv,
+               check_settings=(("GLSL_TARGET_ENV", spirv.TARGET_ENV),)),
     KernelKind(".hip", "a HIP kernel", ("hip",), "object", _GPU_MODES, _GPU_WHY, ".hsaco",
                tool="hsaco"),
-    KernelKind(".hsaco", "an AMD GPU code object", ("hip",), "object", _GPU_MODES, _GPU_WHY),
+    KernelKind(".hsaco", "an AMD GPU code object", ("hip",), "object", _GPU_MODES, _GPU_WHY,
+               check=kernel_checks.check_hsaco,
+               check_settings=(("HIP_ARCH", TARGETS["hip"].default_arch),)),
     KernelKind(".c", "a C kernel", ("llvm-cpu",), "wrapped", ("wrapped",), _NATIVE_WHY, ".o",
                tool="elf_object"),
-    KernelKind(".o", "a native object", ("llvm-cpu",), "wrapped", ("wrapped",), _NATIVE_WHY),
+    KernelKind(".o", "a native object", ("llvm-cpu",), "wrapped", ("wrapped",), _NATIVE_WHY,
+               check=kernel_checks.check_object),
     KernelKind(".py", "a Triton kernel", ("cuda", "hip"), "wrapped", ("wrapped",),
                "a Triton kernel launches with its own workgroup size (num_warps): it is "
                "linked by a generated wrapper (wrapped mode)", ".ptx", tool="triton",

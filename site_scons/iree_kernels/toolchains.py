@@ -11,8 +11,10 @@ import re
 import shutil
 import signal
 import subprocess
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Mapping
 
 from . import flag_files
 from .errors import UserError
@@ -150,12 +152,51 @@ def on_path(name: str) -> str | None:
     return path if given else shutil.which(name)
 
 
-# Time limits in seconds by kind of tool (None: none), set from the build's variables
-# (scons IREE_COMPILE_TIMEOUT=...); the variable names them in errors.
-TIMEOUTS: dict[str, float | None] = {"IREE_COMPILE_TIMEOUT": 3600.0,
-                                     "KERNEL_COMPILE_TIMEOUT": 600.0,
-                                     "RUN_TIMEOUT": 600.0,
-                                     "VERSION_TIMEOUT": 30.0}
+# The variables limiting a tool's run time, by kind of tool (see timeout_variable).
+TIMEOUT_VARIABLES = ("IREE_COMPILE_TIMEOUT", "KERNEL_COMPILE_TIMEOUT", "RUN_TIMEOUT",
+                     "VERSION_TIMEOUT")
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """Time limits in seconds by kind of tool (None: no limit), one per TIMEOUT_VARIABLES.
+
+    Made once from the build's variables (``from_values``; the settings' defaults
+    for any not given) and passed to what runs a tool; functions given none take
+    the settings' defaults (``default_timeouts``). The variable names the limit
+    in errors.
+    """
+    limits: tuple[float | None, ...]    # in TIMEOUT_VARIABLES' order
+
+    @classmethod
+    def from_values(cls, values: Mapping[str, object] | None = None) -> Timeouts:
+        """The limits ``values`` (variable -> its value, e.g. an Environment) gives; a
+        UserError naming the variable whose value is not a number of seconds."""
+        from .settings import default      # here: settings imports this module (via scaffold)
+        limits = []
+        for name in TIMEOUT_VARIABLES:
+            value = (values or {}).get(name)
+            value = default(name) if value is None else value
+            try:
+                limits.append(seconds(value))
+            except ValueError:
+                raise UserError(f"{name}={value}: expected a number of seconds "
+                                "(0: no limit)") from None
+        return cls(tuple(limits))
+
+    def of(self, variable: str) -> float | None:
+        """The limit ``variable`` (one of TIMEOUT_VARIABLES) sets."""
+        return self.limits[TIMEOUT_VARIABLES.index(variable)]
+
+    def for_program(self, program: str) -> float | None:
+        """The limit of ``program``'s kind of tool."""
+        return self.of(timeout_variable(program))
+
+
+@lru_cache(maxsize=None)
+def default_timeouts() -> Timeouts:
+    """The settings' default limits: for a function called without a Timeouts."""
+    return Timeouts.from_values()
 
 
 def seconds(value) -> float | None:
@@ -176,10 +217,6 @@ def timeout_variable(program: str) -> str:
     if name.startswith(("iree-compile", "iree-opt")):
         return "IREE_COMPILE_TIMEOUT"
     return "KERNEL_COMPILE_TIMEOUT"
-
-
-def timeout_for(program: str) -> float | None:
-    return TIMEOUTS.get(timeout_variable(program))
 
 
 def timeout_message(name: str, timeout: float | None, variable: str = "") -> str:
@@ -234,16 +271,16 @@ def printed_error(output: str) -> str:
 
 
 def run(argv: list[str], file: str | None = None, doing: str = "",
-        timeout: float | None = -1) -> str:
+        timeouts: Timeouts | None = None) -> str:
     """Run a tool; its standard output, or a UserError holding what it printed.
 
-    ``timeout``: seconds, None for no limit; by default the limit of its kind
-    (TIMEOUTS). A tool killed by a signal, or printing ``error:`` even with
-    exit status 0, fails too.
+    It runs within the limit ``timeouts`` (default: the settings') sets for its
+    kind. A tool killed by a signal, or printing ``error:`` even with exit
+    status 0, fails too.
     """
     argv = [real_program(argv[0]), *argv[1:]]
     name = Path(argv[0]).name
-    limit = timeout_for(argv[0]) if timeout == -1 else timeout
+    limit = (timeouts or default_timeouts()).for_program(argv[0])
     what = f" to {doing}" if doing else ""
     try:
         result = subprocess.run(argv, capture_output=True, text=True, errors="replace",
@@ -281,13 +318,13 @@ def iree_release(program: str) -> tuple[int, int] | None:
 
 
 @lru_cache(maxsize=None)
-def version(program: str, flag: str = "--version") -> str:
+def version(program: str, flag: str = "--version", timeouts: Timeouts | None = None) -> str:
     """What a program prints for ``flag``, lines stripped and joined; '' if it cannot run.
 
     A program that does not answer within VERSION_TIMEOUT is a UserError:
     its version keys caches, and an empty one would match any other.
     """
-    limit = TIMEOUTS.get("VERSION_TIMEOUT")
+    limit = (timeouts or default_timeouts()).of("VERSION_TIMEOUT")
     try:
         result = subprocess.run([real_program(program), flag], capture_output=True, text=True,
                                 errors="replace", timeout=limit)
@@ -305,12 +342,13 @@ _OPTION_RE = re.compile(r"^\s+-{1,2}([A-Za-z0-9][\w.-]*)", re.MULTILINE)
 
 
 @lru_cache(maxsize=None)
-def compiler_options(program: str) -> frozenset[str]:
+def compiler_options(program: str, timeouts: Timeouts | None = None) -> frozenset[str]:
     """The option names (no dashes) ``program --help-list-hidden`` lists; empty if it lists none."""
     try:
         result = subprocess.run([real_program(program), "--help-list-hidden"], capture_output=True,
                                 text=True,
-                                errors="replace", timeout=TIMEOUTS.get("VERSION_TIMEOUT"))
+                                errors="replace",
+                                timeout=(timeouts or default_timeouts()).of("VERSION_TIMEOUT"))
     except (OSError, subprocess.TimeoutExpired):
         return frozenset()
     return frozenset(_OPTION_RE.findall(result.stdout))
@@ -330,7 +368,7 @@ _PROBE_PROGRAM = """func.func @probe(%a: tensor<4xf32>) -> tensor<4xf32> {
 
 
 @lru_cache(maxsize=None)
-def target_error(program: str, flags: tuple[str, ...]) -> str:
+def target_error(program: str, flags: tuple[str, ...], timeouts: Timeouts | None = None) -> str:
     """'' if iree-compile configures a one-op program with ``flags``; else the first error it printed.
 
     How to ask iree-compile whether it has a GPU target (e.g. --iree-cuda-target=sm_90,
@@ -338,7 +376,7 @@ def target_error(program: str, flags: tuple[str, ...]) -> str:
     """
     argv = [real_program(program), "-", *flags, "--compile-to=executable-configurations",
             "-o", os.devnull]
-    limit = TIMEOUTS.get("VERSION_TIMEOUT")
+    limit = (timeouts or default_timeouts()).of("VERSION_TIMEOUT")
     try:
         result = subprocess.run(argv, input=_PROBE_PROGRAM, capture_output=True, text=True,
                                 errors="replace", timeout=limit)

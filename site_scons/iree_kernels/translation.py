@@ -36,6 +36,19 @@ def executable_lines(text: str) -> list[tuple[int, str]]:
     return found
 
 
+def failed_executable(name: str, export, message: str) -> str:
+    """One executable IREE could not compile, as the failure messages name it."""
+    return f"{name} (export {export.name}, {export.layout.describe()}): {message}"
+
+
+def codegen_failure(target: str, model: str, failed: list[str], log: str) -> str:
+    """The line saying IREE's codegen fails for executables of ``model`` (``failed``:
+    failed_executable lines); ``log`` holds IREE's errors."""
+    return (f"IREE's {target} codegen fails for {len(failed)} executable(s) of model "
+            f"'{model}': {'; '.join(failed)}. A wrapped kernel (mode = \"wrapped\") replaces "
+            f"an executable without IREE compiling it. IREE's errors: {log}")
+
+
 def failed_executables(output: str, file: str, text: str) -> dict[str, str]:
     """Executable name -> IREE's first error about it, for ``output``'s errors at lines of ``file``.
 

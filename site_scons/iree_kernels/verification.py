@@ -425,7 +425,8 @@ def _by_function(benchmark: str, sites: list) -> dict[str, list]:
     return by_function
 
 
-def run(plan: Plan, run_module: str, device: str, work: Path) -> str | None:
+def run(plan: Plan, run_module: str, device: str, work: Path,
+        timeouts: toolchains.Timeouts | None = None) -> str | None:
     """Run both modules of ``plan`` on ``device`` and compare; why they differ, or None."""
     tolerance = Tolerance(**plan.tolerance)
     work.mkdir(parents=True, exist_ok=True)
@@ -443,7 +444,7 @@ def run(plan: Plan, run_module: str, device: str, work: Path) -> str | None:
             toolchains.run([run_module, f"--module={module}", f"--device={device}",
                             f"--function={c.function}", f"--input=@{given}",
                             f"--output=@{written}"], module, f"run the differential check of "
-                           f"{plan.executable}")
+                           f"{plan.executable}", timeouts)
             outputs[who] = np.load(written).reshape(-1).view(np.uint8)
         wrong = compare(c, tensors, start, outputs["iree"], outputs["kernel"], tolerance)
         if wrong:

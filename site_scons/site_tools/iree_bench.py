@@ -32,6 +32,7 @@ from iree_kernels.files import write_atomically
 from iree_kernels.scons.escaping import program
 from iree_kernels.scons.module import DeclaredModule
 from iree_kernels.scons.reporting import reporting_user_errors
+from iree_kernels.scons.spawn import timeouts
 from iree_kernels.substitution import read_record
 
 
@@ -46,10 +47,11 @@ def run_microbenchmarks(target, source, env):
     # Dynamic shapes: timed at the input shapes of the model's expected-output cases.
     found = benchmarks.dump_benchmarks_of(env.subst("$IREE_COMPILE"), Path(dump), options, work,
                                           names, expected_outputs.case_shapes(expected,
-                                                                    env["IREE_RUN_TARGET"]))
+                                                                    env["IREE_RUN_TARGET"]),
+                                          timeouts(env))
     device = env["IREE_RUN_DEVICE"]
     available = runtime.device_driver(device) in runtime.available_drivers(
-        env.subst("$IREE_RUN_MODULE"))
+        env.subst("$IREE_RUN_MODULE"), timeouts(env))
     with Program(Path(dump).read_text(), dump) as sources:
         results = [_measure(env, sub, found.get(sub.executable), sources, work, options,
                             device, available) for sub in record.substitutions]
@@ -67,15 +69,17 @@ def _measure(env, sub, found, sources, work, options, device, available):
     source.write_text(benchmarks.with_source(dumped, sources, sub.executable))
     plain, substituted = work / f"{sub.executable}.plain.vmfb", work / f"{sub.executable}.vmfb"
     iree_compile = env.subst("$IREE_COMPILE")
-    benchmarks.compile_benchmark(iree_compile, source, options, [], plain)
-    benchmarks.compile_benchmark(iree_compile, source, options, [sub.flag], substituted)
+    limits = timeouts(env)
+    benchmarks.compile_benchmark(iree_compile, source, options, [], plain, limits)
+    benchmarks.compile_benchmark(iree_compile, source, options, [sub.flag], substituted, limits)
     result.plain_module, result.module = os.path.relpath(plain), os.path.relpath(substituted)
     if not available:
         result.note = f"no '{device}' device here"
         return result
     program, flags = env.subst("$IREE_BENCHMARK_MODULE"), env.Split(env.subst("$IREE_BENCHMARKFLAGS"))
-    result.plain_us = benchmarks.time_per_dispatch(program, plain, device, flags)
-    result.substituted_us = benchmarks.time_per_dispatch(program, substituted, device, flags)
+    result.plain_us = benchmarks.time_per_dispatch(program, plain, device, flags, limits)
+    result.substituted_us = benchmarks.time_per_dispatch(program, substituted, device, flags,
+                                                         limits)
     return result
 
 

@@ -118,7 +118,7 @@ def explain_module_failure(target, source, env, output: str) -> str:
     own, replaced = [], []
     for name, message in failed.items():
         export = executables.read_executables(ours[name], program)[name].export
-        line = f"{name} (export {export.name}, {export.layout.describe()}): {message}"
+        line = translation.failed_executable(name, export, message)
         (own if theirs.get(name) == ours[name] else replaced).append(line)
     if replaced:
         # Not IREE's own executable: a plain iree-compile of the model never saw this text.
@@ -127,21 +127,22 @@ def explain_module_failure(target, source, env, output: str) -> str:
                 f"of the codegen cache): {'; '.join(replaced)}"
                 + (f"; and for IREE's own: {'; '.join(own)}" if own else "")
                 + f". IREE's errors: {shown}")
-    return (f"IREE's {target_name} codegen fails for {len(own)} executable(s) of model "
-            f"'{model}': {'; '.join(own)}. A wrapped kernel (mode = \"wrapped\") replaces "
-            f"an executable without IREE compiling it. IREE's errors: {shown}")
+    return translation.codegen_failure(target_name, model, own, shown)
 
 
 def _executable_texts(text: str, source: str) -> dict[str, str]:
     """Each executable of a program as a file of its own, by name."""
     try:
-        with open_program(text, source) as parsed:
-            texts = {name: parsed.executable_text(name) for name in parsed.names()}
+        texts = _texts_of(open_program(text, source))
     except NotSplittable:
-        with Program(text, source) as parsed:
-            texts = {name: parsed.executable_text(name) for name in parsed.names()}
+        texts = _texts_of(Program(text, source))
     # Only the op: the bindings add the resources it uses, the text path does not.
     return {name: op.split("\n{-#", 1)[0] for name, op in texts.items()}
+
+
+def _texts_of(program) -> dict[str, str]:
+    with program as parsed:
+        return {name: parsed.executable_text(name) for name in parsed.names()}
 
 
 @reporting_user_errors

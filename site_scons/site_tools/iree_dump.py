@@ -29,6 +29,7 @@ from iree_kernels.program import Program
 from iree_kernels.files import write_atomically
 from iree_kernels.scons.module import DeclaredModule
 from iree_kernels.scons.reporting import reporting_user_errors
+from iree_kernels.scons.spawn import timeouts
 
 
 @reporting_user_errors
@@ -47,7 +48,8 @@ def write_dump(target, source, env):
         # Each executable apart: one IREE cannot translate leaves the others listed.
         result = translation.translate(
             lambda argv: toolchains.run([*compile_, *argv, *dump.dump_flags(kinds, folder, True)],
-                                        sources_dump, "translate the executables"),
+                                        sources_dump, "translate the executables",
+                                        timeouts(env)),
             parsed.executables(), folder, parsed.resources)
     translated = folder / "executables.targets.mlir"
     log = folder / "codegen-errors.log"
@@ -58,12 +60,14 @@ def write_dump(target, source, env):
     after = [k for k in kinds if k in dump.AFTER_TRANSLATION]
     if after and not result.failures:
         toolchains.run([*compile_, sources_dump, "--compile-from=executable-sources",
-                        *dump.dump_flags(kinds, folder, False), "-o", "/dev/null"], sources_dump)
+                        *dump.dump_flags(kinds, folder, False), "-o", "/dev/null"], sources_dump,
+                       timeouts=timeouts(env))
     elif after:
         toolchains.run([*compile_, str(translated), "--compile-from=executable-targets",
                         "--iree-hal-link-executables=false",
                         *dump.dump_flags(["binaries"] if "binaries" in after else [], folder,
-                                         False), "-o", "/dev/null"], str(translated))
+                                         False), "-o", "/dev/null"], str(translated),
+                       timeouts=timeouts(env))
     text = dump.listing(
         model, env["IREE_DUMP_TARGET"],
         executables.read_executables(translated.read_text(), str(translated)),

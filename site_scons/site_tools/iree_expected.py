@@ -24,6 +24,7 @@ from iree_kernels.scons.escaping import escape
 from iree_kernels.scons.module import DeclaredModule
 from iree_kernels.scons.nodes import read_spec, spec_value
 from iree_kernels.scons.reporting import reporting_user_errors
+from iree_kernels.scons.spawn import timeouts
 
 SHORT_COMSTR = "EXPECTED  $TARGET"
 
@@ -35,7 +36,8 @@ def write_expected(target, source, env):
     if (root / spec["expected"]).exists():
         raise UserError(f"{spec['expected']} exists already; move it away to write it again")
     warnings = reference_outputs.write(reference.abspath, env.subst("$IREE_RUN_MODULE"), root,
-                                       spec["expected"], spec["source"])
+                                       spec["expected"], spec["source"],
+                                       timeouts=timeouts(env))
     for warning in warnings:
         sys.stderr.write(f"scons: warning: {warning}\n")
     print(f"expected: wrote {spec['expected']} from {reference}; 'scons check' runs every "

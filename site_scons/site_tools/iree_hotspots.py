@@ -29,6 +29,7 @@ from iree_kernels.files import write_atomically
 from iree_kernels.scons.module import DeclaredModule
 from iree_kernels.scons.nodes import spec_value
 from iree_kernels.scons.reporting import reporting_user_errors
+from iree_kernels.scons.spawn import timeouts
 from iree_kernels.substitution import read_record
 
 
@@ -38,13 +39,15 @@ def compile_hotspot_benchmarks(target, source, env):
     rows = hotspots.count(hotspots.dispatch_sites(Path(program).read_text(), program))
     folder = Path(target[0].abspath).parent
     dumped = folder / "dumped"
-    benchmarks.dump_benchmarks(env.subst("$IREE_COMPILE"), program, [options], dumped)
+    benchmarks.dump_benchmarks(env.subst("$IREE_COMPILE"), program, [options], dumped,
+                               timeouts(env))
     compiled = folder / "compiled"
     shutil.rmtree(compiled, ignore_errors=True)
     compiled.mkdir()
     jobs = int(SCons.Script.GetOption("num_jobs") or 1)
     modules, failures = hotspots.compile_benchmarks(
-        env.subst("$IREE_COMPILE"), sorted(dumped.glob("*.mlir")), options, compiled, jobs)
+        env.subst("$IREE_COMPILE"), sorted(dumped.glob("*.mlir")), options, compiled, jobs,
+        timeouts(env))
     hotspots.attach(rows, modules, failures)
     write_atomically(target[0].abspath,
                      json.dumps([dataclasses.asdict(r) for r in rows], indent=2) + "\n")
@@ -59,8 +62,8 @@ def write_hotspot_report(target, source, env):
     report = hotspots.Report(record.model, record.target, env["IREE_RUN_DEVICE"], rows,
                              " ".join(flags))
     available = runtime.device_driver(report.device) in runtime.available_drivers(
-        env.subst("$IREE_RUN_MODULE"))
-    hotspots.time(report, env.subst("$IREE_BENCHMARK_MODULE"), flags, available)
+        env.subst("$IREE_RUN_MODULE"), timeouts(env))
+    hotspots.time(report, env.subst("$IREE_BENCHMARK_MODULE"), flags, available, timeouts(env))
     text = hotspots.write(report, Path(target[0].abspath))
     print(text + f"(also {target[1]}, {target[2]})\n", end="")
 
@@ -81,7 +84,7 @@ def _report_emitter(target, source, env):
 
 def declare_hotspots(env, declared: DeclaredModule):
     """``hotspots.txt`` (+ .json, .png) of a module IreeKernelProject declared."""
-    spec = {"compiler": toolchains.version(env.subst("$IREE_COMPILE"))}
+    spec = {"compiler": toolchains.version(env.subst("$IREE_COMPILE"), timeouts=timeouts(env))}
     folder = declared.folder
     compiled = env.IreeHotspotBenchmarks(folder.Dir("hotspots").File("benchmarks.json"),
                                          [declared.executables, declared.options,

@@ -58,7 +58,7 @@ import SCons.Script
 import SCons.Util
 
 from iree_kernels import (codegen_cache, executables, option_files, remote_cache, selection,
-                          settings, toolchains)
+                          settings, toolchains, translation)
 from iree_kernels.errors import UserError
 from iree_kernels.program import Program
 from iree_kernels.program_text import NotSplittable, open_program
@@ -66,6 +66,7 @@ from iree_kernels.files import write_atomically
 from iree_kernels.scons.caches import shared_cache
 from iree_kernels.scons.nodes import read_spec, spec_value
 from iree_kernels.scons.reporting import fail, reporting_user_errors
+from iree_kernels.scons.spawn import timeouts
 
 OWN_FOLDER = "$BUILD_DIR/codegen-cache"
 DEFAULT_TARGETS = settings.EXECUTABLE_CACHE_TARGETS
@@ -138,7 +139,7 @@ def declare_module_from_program(env, module, program, target: str, options, subs
         # Where the cache is changes nothing built: the folders are not part of the spec.
         where = {"IREE_CODEGEN_FOLDER": cache.get_path(),
                  "IREE_CODEGEN_SHARED": shared and env.Dir(shared).Dir(target).get_path()}
-        spec.update(compiler=toolchains.version(env.subst("$IREE_COMPILE")),
+        spec.update(compiler=toolchains.version(env.subst("$IREE_COMPILE"), timeouts=timeouts(env)),
                     flags=[str(a) for line in env.subst_list("$IREE_CACHED_COMPILEFLAGS")
                            for a in line])
     assembled = env.IreeAssembledProgram(
@@ -209,7 +210,8 @@ def _stand_in_cached_executables(target, assembled, options, spec: dict,
     """Compile the misses, put every cached executable's stand-in in place; their names."""
     jobs = _jobs()
     compiler = codegen_cache.Compiler(env.subst("$IREE_COMPILE"), (options.get_path(),),
-                                      tuple(spec["flags"]), print if env["VERBOSE"] else None)
+                                      tuple(spec["flags"]), print if env["VERBOSE"] else None,
+                                      timeouts(env))
     shared = env["IREE_CODEGEN_SHARED"]
     plan = codegen_cache.plan(assembled.executables(), spec["target"],
                               Path(env["IREE_CODEGEN_FOLDER"]), spec["compiler"],
@@ -250,13 +252,9 @@ def _codegen_failure(failed, plan, assembled, target_name: str, target) -> UserE
     for entry, message in failed.failures:
         for name in names[entry.key]:
             export = executables.read_executables(texts[name], str(target))[name].export
-            described.append(f"{name} (export {export.name}, {export.layout.describe()}): "
-                             f"{message}")
-    return UserError(
-        f"IREE's {target_name} codegen fails for {len(described)} executable(s) of model "
-        f"'{Path(target.name).stem}': {'; '.join(described)}. A wrapped kernel "
-        f"(mode = \"wrapped\") replaces an executable without IREE compiling it. "
-        f"IREE's errors: {log.get_path()}")
+            described.append(translation.failed_executable(name, export, message))
+    return UserError(translation.codegen_failure(target_name, Path(target.name).stem, described,
+                                                 log.get_path()))
 
 
 def _say(line: str) -> None:

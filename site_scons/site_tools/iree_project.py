@@ -34,7 +34,7 @@ from iree_kernels.scons.module import (DeclaredKernel, DeclaredModule, failing, 
                                        imply, wanted)
 from iree_kernels.scons.nodes import spec_value
 from iree_kernels.scons.reporting import fail
-from iree_kernels.scons.spawn import Spawn, pspawn_without_shell
+from iree_kernels.scons.spawn import PSpawn, Spawn, timeouts
 from iree_kernels.scons.variables import read_variables
 
 SHORT_COMSTRS = {
@@ -98,7 +98,7 @@ def _architectures(env, selected: list[str]) -> dict:
             if arch in target.known_archs:
                 continue
             compiler = env.subst("$IREE_COMPILE")
-            error = toolchains.target_error(compiler, target.flags(arch))
+            error = toolchains.target_error(compiler, target.flags(arch), timeouts(env))
             if error:
                 fail(rejected_arch_message(target, arch)
                      + f" (iree-compile: {error.rpartition('error: ')[2]})")
@@ -129,7 +129,7 @@ def _declare_project(env, manifests=None):
     read_variables(env)
     # Each step's SPAWN: no time limit here (WholeFileCommand gives each command its own).
     spawn = Spawn()
-    env = env.Clone(SPAWN=spawn, PSPAWN=pspawn_without_shell,
+    env = env.Clone(SPAWN=spawn, PSPAWN=PSpawn(timeouts(env)),
                     ESCAPE=lambda arg: arg)
     if SCons.Script.GetOption("max_drift") == SCONS_MAX_DRIFT:
         # The content signature .sconsign keeps for a file is trusted where the file's time
@@ -150,7 +150,7 @@ def _declare_project(env, manifests=None):
         fail(str(e))
     _check_settings(env)
     if env["RELEASE_CHECK"]:
-        imply("check", by="release")     # its modules' checks are declared, then required
+        imply(env, "check", by="release")     # its modules' checks are declared, then required
     selected = _selected_targets(env)
     archs = _architectures(env, selected)
     _check_options(env, project, archs, spawn.option_origins)
@@ -174,10 +174,10 @@ def _declare_project(env, manifests=None):
     if env["SCAFFOLD"] and not env.Alias("scaffold")[0].sources:
         fail(f"SCAFFOLD={env['SCAFFOLD']}: expected MODEL/TARGET/EXECUTABLE of a declared "
               f"model and target; models: {', '.join(sorted(project.models))}")
-    if wanted("expected") and not SCons.Script.GetOption("clean"):
+    if wanted(env, "expected") and not SCons.Script.GetOption("clean"):
         _check_expected(env, project, modules)
     env.IreeBench(build.Dir("bench").File("microbenchmarks.txt"))
-    if wanted("compile_commands"):
+    if wanted(env, "compile_commands"):
         env.IreeCompileCommands(env.File("#compile_commands.json"), modules)
     env.IreeRelease(modules)
     _declare_defaults(env, modules, build)
@@ -238,7 +238,8 @@ def _check_options(env, project, archs: dict, origins: dict) -> None:
     """
     for model in project.models.values():
         for target, flags in model.options.items():
-            known = toolchains.compiler_options(env.subst("$IREE_COMPILE")) if flags else None
+            known = toolchains.compiler_options(env.subst("$IREE_COMPILE"), timeouts(env)) \
+                if flags else None
             origin = model.origin.error("", "options")
             for where in module_targets(TARGETS[target], archs.get(target, [])):
                 flag_file = env.Dir(f"#{env['BUILD_DIR']}").Dir(where.folder).Dir(
@@ -300,7 +301,7 @@ def _declare_module(env, project, model, where, build) -> DeclaredModule:
 
 def _declare_uses(env, declared: DeclaredModule, scaffolds: bool) -> list:
     """What builds on a module: listing, scaffold, benchmarks, hotspots; returns its checks."""
-    if wanted("dump") or env["SCAFFOLD"]:
+    if wanted(env, "dump") or env["SCAFFOLD"]:
         listing = env.IreeDumpListing(declared)
         scaffold = env["SCAFFOLD"].split("/", 2)
         if scaffolds and scaffold[:2] == [declared.model.name, declared.target.name] and \
@@ -308,15 +309,15 @@ def _declare_uses(env, declared: DeclaredModule, scaffolds: bool) -> list:
             env.IreeScaffold(declared, listing, scaffold[2],
                              _scaffold_language(env["LANGUAGE"], declared.target.name),
                              env["SCAFFOLD_MANIFEST"])
-    if declared.substitutions and wanted("bench", "microbenchmarks"):
+    if declared.substitutions and wanted(env, "bench", "microbenchmarks"):
         env.IreeMicrobenchmarks(declared)
-    if wanted("hotspots"):
+    if wanted(env, "hotspots"):
         env.IreeHotspots(declared)
-    if scaffolds and declared.target.name == "llvm-cpu" and wanted("expected") and \
+    if scaffolds and declared.target.name == "llvm-cpu" and wanted(env, "expected") and \
             declared.model.name in _expected_models(env, [declared.model]):
         env.IreeExpectedOutputs(declared)
     checks = [env.IreeModuleCheck(declared)]
-    if declared.substitutions and wanted("verify", "check"):
+    if declared.substitutions and wanted(env, "verify", "check"):
         checks += env.IreeVerification(declared)
     return checks
 
@@ -331,26 +332,26 @@ def _declare_substitutions(env, model, where, subs, executables, resolved, kerne
             "paths": {key: {role: node.get_path() for role, node in
                             (("kernel", made.kernel), ("wrapper", made.wrapper)) if node}
                       for key, made in kernels.items()},
-            "checks": _kernel_checks(env, where)}
+            "checks": _kernel_checks(env, where, checkers)}
     dump = [executables] if subs else []
     made = [node for declared in kernels.values() for node in declared.nodes]
     flag_file, record = env.IreeSubstitutions(
         here.File("substitutions.flags"),
         [spec_value(env, spec), *dump, *resolved, *made])
-    env.Depends([flag_file, record], [tool_version(path, makes=False)
+    env.Depends([flag_file, record], [tool_version(path, False, timeouts(env))
                                       for path in checkers.values() if path])
     return flag_file, record
 
 
-def _kernel_checks(env, where) -> dict:
-    """The settings of substitution.KernelChecks for the module's target and architecture."""
-    checks = {"ptxas": toolchains.checker("ptxas") or "", "cuda_arch": env["CUDA_ARCH"],
-              "ptx_isa_version": env["PTX_ISA_VERSION"],
-              "spirv_val": toolchains.checker("spirv-val") or "",
-              "spirv_target_env": env["GLSL_TARGET_ENV"]}
+def _kernel_checks(env, where, checkers: dict) -> dict:
+    """substitution.KernelChecks' fields for the module: the variables the kinds' checks read
+    (targets.KernelKind.check_settings; the module's architecture for its target's), and the
+    checkers' paths."""
+    settings = {name: env[name] for kind in KERNEL_KINDS.values()
+                for name, _ in kind.check_settings if env.get(name) is not None}
     if where.target.arch_variable:
-        checks[where.target.arch_variable.lower()] = where.arch
-    return checks
+        settings[where.target.arch_variable] = where.arch
+    return {"settings": settings, "checkers": checkers}
 
 
 def _depend_on_option_files(env, flags, front_end, module) -> None:

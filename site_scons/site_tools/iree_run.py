@@ -20,6 +20,7 @@ from iree_kernels.files import write_atomically
 from iree_kernels.scons.escaping import escape, program
 from iree_kernels.scons.module import DeclaredModule, case_files, expected_cases, skipped, wanted
 from iree_kernels.scons.reporting import reporting_user_errors
+from iree_kernels.scons.spawn import timeouts
 
 
 @reporting_user_errors
@@ -29,7 +30,8 @@ def run_checks(target, source, env):
     log = []
     for case in cases:
         log.append(expected_outputs.run_case(case, env.subst("$IREE_RUN_MODULE"), str(module),
-                                   env["IREE_RUN_DEVICE"], str(expected)))
+                                   env["IREE_RUN_DEVICE"], str(expected),
+                                   timeouts=timeouts(env)))
     summary = f"{len(cases)} case(s) of {expected} matched on {env['IREE_RUN_DEVICE']}\n"
     write_atomically(target[0].abspath, "".join(log) + summary)
     print(f"check: {module}: {summary}", end="")
@@ -44,10 +46,10 @@ def declare_check(env, declared: DeclaredModule):
             f"check: skipped {module}: model '{model.name}' has no expected outputs; create "
             f"{model.expected_file} ('scons expected EXPECTED={model.name}' writes it from "
             "IREE's plain llvm-cpu compile)"), [module])
-    if not wanted("check"):
+    if not wanted(env, "check"):
         return env.Alias(name, [])
     driver = runtime.device_driver(target.run_device)
-    if driver not in runtime.available_drivers(env.subst("$IREE_RUN_MODULE")):
+    if driver not in runtime.available_drivers(env.subst("$IREE_RUN_MODULE"), timeouts(env)):
         return skipped(env, name, escape(f"check: skipped {module}: no '{driver}' device on "
                                          "this machine (iree-run-module --list_devices)"),
                        [module])

@@ -43,6 +43,7 @@ from iree_kernels.wrappers import render_wrapper
 from iree_kernels.files import write_atomically
 from iree_kernels.scons.nodes import read_spec
 from iree_kernels.scons.reporting import reporting_user_errors
+from iree_kernels.scons.spawn import timeouts
 
 
 @reporting_user_errors
@@ -89,7 +90,7 @@ def write_substitutions(target, source, env):
         dump = source[1]
         found = executables.read_executables(dump.get_text_contents(), str(dump))
         landed = _landed(source[2])
-    checks = substitution.KernelChecks(**spec["checks"])
+    checks = substitution.KernelChecks(**spec["checks"], timeouts=timeouts(env))
     planned = substitution.plan_substitutions(subs, found, spec["paths"], checks, landed)
     write_atomically(target[0].abspath, substitution.flag_file(planned))
     write_atomically(target[1].abspath, substitution.record(

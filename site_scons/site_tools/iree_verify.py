@@ -35,6 +35,7 @@ from iree_kernels.scons.escaping import escape
 from iree_kernels.scons.module import (DeclaredModule, case_files, expected_cases, file_name,
                                        skipped)
 from iree_kernels.scons.reporting import reporting_user_errors
+from iree_kernels.scons.spawn import timeouts
 from iree_kernels.substitution import read_record
 
 
@@ -48,7 +49,7 @@ def write_harnesses(target, source, env):
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=".benchmarks-") as work:
         dumped = benchmarks.dump_benchmarks_of(
             env.subst("$IREE_COMPILE"), Path(program), options, Path(work), names,
-            expected_outputs.case_shapes(expected, env["IREE_RUN_TARGET"]))
+            expected_outputs.case_shapes(expected, env["IREE_RUN_TARGET"]), timeouts(env))
         made = verification.harnesses(dumped, Path(program).read_text(), str(source[0]), names)
     write_atomically(target[0].abspath, json.dumps(made, sort_keys=True) + "\n")
 
@@ -84,14 +85,15 @@ def _compile_both(env, harness: str, options: str, flag: str, iree_module: str,
         source = Path(work) / "harness.mlir"
         source.write_text(harness)
         try:
-            benchmarks.compile_benchmark(iree_compile, source, options, [], Path(work) / "iree.vmfb")
+            benchmarks.compile_benchmark(iree_compile, source, options, [], Path(work) / "iree.vmfb",
+                                         timeouts(env))
         except UserError as e:
             first = next((line for line in str(e).splitlines() if "error:" in line), str(e))
             why = first.split("error:", 1)[-1].strip()      # its location is a deleted file
             return (f"IREE cannot compile {executable} for this target, so there is nothing to "
                     f"compare the kernel with ({why[:200]})")
         benchmarks.compile_benchmark(iree_compile, source, options, [flag],
-                                     Path(work) / "kernel.vmfb")
+                                     Path(work) / "kernel.vmfb", timeouts(env))
         for made, path in (("iree.vmfb", iree_module), ("kernel.vmfb", kernel_module)):
             write_atomically(path, (Path(work) / made).read_bytes())
     return ""
@@ -106,7 +108,7 @@ def run_verification(target, source, env):
         with tempfile.TemporaryDirectory(dir=Path(target[0].abspath).parent,
                                          prefix=".verify-") as work:
             wrong = verification.run(plan, env.subst("$IREE_RUN_MODULE"), env["IREE_RUN_DEVICE"],
-                                     Path(work))
+                                     Path(work), timeouts(env))
         if wrong:
             raise UserError(f"differential check failed for {verification.describe(plan)} on "
                             f"{env['IREE_RUN_DEVICE']}: {wrong}")
@@ -134,7 +136,7 @@ def declare_verification(env, declared: DeclaredModule) -> list:
     if model.expected:
         env.Depends(harnesses, case_files(env, expected_cases(env, declared)))
     driver = runtime.device_driver(target.run_device)
-    runnable = driver in runtime.available_drivers(env.subst("$IREE_RUN_MODULE"))
+    runnable = driver in runtime.available_drivers(env.subst("$IREE_RUN_MODULE"), timeouts(env))
     nodes = []
     for sub in declared.substitutions:
         stem = folder.File(f"{file_name(sub.key)}.verify.json")

@@ -144,7 +144,7 @@ CASES = [
          "field 'workgroup_count': 'w0 +' is not an expression"),
     Case("model-source-missing", BASE.replace("models/ew.mlir", "models/gone.mlir"),
          "kernels/demo.toml:7: models.ew: field 'source': file not found: models/gone.mlir"),
-    Case("expected-file-malformed", BASE, "models/mlp.expected.toml: not valid TOML",
+    Case("expected-file-malformed", BASE, "models/mlp.expected.toml:1: not valid TOML",
          files={"models/mlp.expected.toml": "[[case]\n"}, args=("check",)),
     # Found while building: the module is not made (exit non-zero).
     Case("unknown-executable", BASE + sub(executable="main_dispatch_7"),

@@ -7,25 +7,14 @@ import shutil
 import subprocess
 import sys
 
-from conftest import REPO
+from conftest import REPO, SAXPY_C
 from harness import scons
 from iree_kernels import toolchains
 
 # The README's two-line SConstruct, as a user copies it.
 SCONSTRUCT = re.search(r"two lines of `SConstruct`:\n\n```python\n(.*?)```",
                        (REPO / "README.md").read_text(), re.S).group(1)
-MANIFEST = """\
-[models.saxpy]
-source = "models/saxpy.mlir"
-targets = ["llvm-cpu"]
-
-[[substitutions]]
-model = "saxpy"
-target = "llvm-cpu"
-executable = "main_dispatch_0"
-file = "kernels/saxpy.c"
-workgroup_count = ["ceildiv(w0, 1024)"]
-
+MANIFEST = SAXPY_C + """
 [models.ew]
 source = "models/elementwise.mlir"
 targets = ["vulkan", "cuda"]

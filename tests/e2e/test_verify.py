@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, SAXPY_C
 
 pytest.importorskip("onnx")
 
@@ -130,18 +130,7 @@ def test_a_kernel_covering_part_of_the_grid_fails_on_vulkan(project):
             "them (a launch grid that covers part of the output?)") in failed.output, failed.output
 
 
-SAXPY = """
-[models.saxpy]
-source = "models/saxpy.mlir"
-targets = ["llvm-cpu"]
-
-[[substitutions]]
-model = "saxpy"
-target = "llvm-cpu"
-executable = "main_dispatch_0"
-file = "kernels/saxpy.c"
-workgroup_count = ["ceildiv(w0, 1024)"]
-"""
+SAXPY = "\n" + SAXPY_C
 
 
 def test_dynamic_shapes_are_checked_at_the_expected_outputs_input_shapes(project):

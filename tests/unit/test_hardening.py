@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from iree_kernels import expected_outputs, toolchains
+from iree_kernels import expected_outputs, settings, toolchains
 from iree_kernels.errors import UserError, shown
 from iree_kernels.files import read_text
 from iree_kernels.manifest import load_project
@@ -61,17 +61,28 @@ def python(code: str) -> list[str]:
 def test_a_tool_over_its_time_limit_is_stopped():
     with pytest.raises(UserError, match=r"did not finish within 0.5 s and was stopped; a tool that "
                                         r"takes longer needs KERNEL_COMPILE_TIMEOUT=SECONDS"):
-        toolchains.run(python("import time; time.sleep(30)"), timeout=0.5)
+        toolchains.run(python("import time; time.sleep(30)"),
+                       timeouts=toolchains.Timeouts.from_values({"KERNEL_COMPILE_TIMEOUT": 0.5}))
 
 
-def test_the_time_limit_is_the_one_of_the_tools_kind(tmp_path, monkeypatch):
+def test_the_time_limit_is_the_one_of_the_tools_kind(tmp_path):
     compiler = tmp_path / "iree-compile"
     compiler.write_text(f"#!{sys.executable}\nimport time\ntime.sleep(30)\n")
     compiler.chmod(0o755)
-    monkeypatch.setitem(toolchains.TIMEOUTS, "IREE_COMPILE_TIMEOUT", 0.5)
+    limits = toolchains.Timeouts.from_values({"IREE_COMPILE_TIMEOUT": "0.5"})
     with pytest.raises(UserError, match="iree-compile did not finish within 0.5 s .* "
                                         "IREE_COMPILE_TIMEOUT"):
-        toolchains.run([str(compiler)])
+        toolchains.run([str(compiler)], timeouts=limits)
+
+
+def test_the_time_limits_are_the_settings_defaults_where_not_given():
+    limits = toolchains.Timeouts.from_values({"RUN_TIMEOUT": "0"})
+    assert limits.of("RUN_TIMEOUT") is None             # 0: no limit
+    assert limits.for_program("/x/iree-compile") == float(settings.default("IREE_COMPILE_TIMEOUT"))
+    assert toolchains.default_timeouts().of("VERSION_TIMEOUT") == \
+        float(settings.default("VERSION_TIMEOUT"))
+    with pytest.raises(UserError, match="RUN_TIMEOUT=soon: expected a number of seconds"):
+        toolchains.Timeouts.from_values({"RUN_TIMEOUT": "soon"})
 
 
 def test_a_tool_printing_an_error_fails_whatever_its_status():
@@ -89,13 +100,13 @@ def test_a_crash_is_named_with_the_substituted_executables(tmp_path):
                        + [f"@{flags}"])
 
 
-def test_a_version_that_hangs_is_an_error(monkeypatch, tmp_path):
+def test_a_version_that_hangs_is_an_error(tmp_path):
     program = tmp_path / "slow"
     program.write_text(f"#!{sys.executable}\nimport time\ntime.sleep(30)\n")
     program.chmod(0o755)
-    monkeypatch.setitem(toolchains.TIMEOUTS, "VERSION_TIMEOUT", 0.5)
+    limits = toolchains.Timeouts.from_values({"VERSION_TIMEOUT": "0.5"})
     with pytest.raises(UserError, match="--version did not answer within 0.5 s"):
-        toolchains.version(str(program))
+        toolchains.version(str(program), timeouts=limits)
     assert toolchains.version(str(tmp_path / "missing")) == ""
 
 
@@ -108,16 +119,17 @@ def test_a_program_path_holding_dollars_is_named_by_a_word_without_them():
     assert toolchains.command_word("/other/$x/iree-compile") != word      # two paths, two words
 
 
-def test_a_check_over_its_time_limit_names_the_case(tmp_path, monkeypatch):
+def test_a_check_over_its_time_limit_names_the_case(tmp_path):
     run_module = tmp_path / "iree-run-module"
     run_module.write_text(f"#!{sys.executable}\nimport time\ntime.sleep(30)\n")
     run_module.chmod(0o755)
-    monkeypatch.setitem(toolchains.TIMEOUTS, "RUN_TIMEOUT", 0.5)
+    limits = toolchains.Timeouts.from_values({"RUN_TIMEOUT": "0.5"})
     case = expected_outputs.Case("main", (), ("1xf32=1",), None, None, None, "[[case]] #1")
     with pytest.raises(UserError, match=r"models/m.expected.toml: \[\[case\]\] #1: m.vmfb on "
                                         r"device 'local-sync': iree-run-module did not finish "
                                         r"within 0.5 s .*RUN_TIMEOUT"):
-        expected_outputs.run_case(case, str(run_module), "m.vmfb", "local-sync", "models/m.expected.toml")
+        expected_outputs.run_case(case, str(run_module), "m.vmfb", "local-sync",
+                                  "models/m.expected.toml", timeouts=limits)
 
 
 @pytest.mark.parametrize("value, refused", [

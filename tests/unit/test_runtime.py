@@ -20,10 +20,10 @@ def test_the_drivers_are_the_listed_devices_schemes(tmp_path):
     assert runtime.available_drivers(run_module) == {"local-sync", "local-task", "vulkan", "cuda"}
 
 
-def test_a_program_that_cannot_run_or_hangs_has_no_drivers(tmp_path, monkeypatch):
+def test_a_program_that_cannot_run_or_hangs_has_no_drivers(tmp_path):
     assert runtime.available_drivers(str(tmp_path / "missing")) == frozenset()
-    monkeypatch.setitem(toolchains.TIMEOUTS, "VERSION_TIMEOUT", 0.5)
-    assert runtime.available_drivers(program(tmp_path, "time.sleep(30)")) == frozenset()
+    limits = toolchains.Timeouts.from_values({"VERSION_TIMEOUT": "0.5"})
+    assert runtime.available_drivers(program(tmp_path, "time.sleep(30)"), limits) == frozenset()
 
 
 def test_the_answer_is_asked_once_per_program(tmp_path):

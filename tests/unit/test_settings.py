@@ -83,7 +83,8 @@ def test_each_tool_alone_defaults_its_variables_as_the_table_does(tool, variable
 
 
 def test_the_kernel_checks_default_to_the_table_s_values():
-    from iree_kernels.substitution import KernelChecks
-    checks = KernelChecks()
-    assert (checks.ptx_isa_version, checks.cuda_arch, checks.hip_arch) == \
-        tuple(settings.default(n) for n in ("PTX_ISA_VERSION", "CUDA_ARCH", "HIP_ARCH"))
+    from iree_kernels.targets import KERNEL_KINDS
+    defaults = {name: default for kind in KERNEL_KINDS.values()
+                for name, default in kind.check_settings if name in settings.BY_NAME}
+    assert set(defaults) >= {"PTX_ISA_VERSION", "CUDA_ARCH", "HIP_ARCH"}
+    assert defaults == {name: settings.default(name) for name in defaults}

@@ -94,14 +94,10 @@ class PackageVersions(ToolVersion):
         return self.versions()
 
 
-_package_versions: dict[str, object] = {}
-
-
 def package_versions(name: str, versions):
-    """The Value node of an importer's package versions (``versions()``), one per name and run."""
-    if name not in _package_versions:
-        _package_versions[name] = named_value(PackageVersions(name, versions), f"{name} packages")
-    return _package_versions[name]
+    """The Value node of an importer's package versions (``versions()``), one per name and run
+    (named_value finds it again by its name)."""
+    return named_value(PackageVersions(name, versions), f"{name} packages")
 
 
 def register_importer(env, suffix: str, declare) -> None:

@@ -27,6 +27,7 @@ import SCons.Subst
 from iree_kernels import toolchains
 from iree_kernels.errors import UserError
 from iree_kernels.scons.nodes import named_value
+from iree_kernels.scons.spawn import timeouts
 
 
 @dataclass(frozen=True)
@@ -78,10 +79,12 @@ class ToolVersion:
 
     ``makes``: whether the program makes what depends on it (a compiler), which
     the release's lock record names, or only checks it (ptxas, spirv-val).
+    ``timeouts``: the build's (VERSION_TIMEOUT); the settings' defaults if None.
     """
 
-    def __init__(self, program: str, makes: bool = True) -> None:
-        self.program, self.makes = program, makes
+    def __init__(self, program: str, makes: bool = True,
+                 timeouts: toolchains.Timeouts | None = None) -> None:
+        self.program, self.makes, self.timeouts = program, makes, timeouts
 
     @property
     def name(self) -> str:
@@ -89,7 +92,7 @@ class ToolVersion:
 
     def __str__(self) -> str:
         try:
-            return toolchains.version(self.program)
+            return toolchains.version(self.program, timeouts=self.timeouts)
         except UserError as e:
             # A --version that hangs. SCons asks while deciding what to build, where an
             # exception is printed with a traceback and asks again; no version must
@@ -100,16 +103,12 @@ class ToolVersion:
             os._exit(2)
 
 
-_versions: dict[tuple[str, bool], object] = {}
-
-
-def tool_version(program: str, makes: bool = True):
-    """The Value node of ``program``'s version (one per program and run); see ToolVersion."""
-    key = (program, makes)
-    if key not in _versions:
-        name = f"{program} --version" + ("" if makes else " (checker)")
-        _versions[key] = named_value(ToolVersion(program, makes), name)
-    return _versions[key]
+def tool_version(program: str, makes: bool = True,
+                 timeouts: toolchains.Timeouts | None = None):
+    """The Value node of ``program``'s version (one per program and run: named_value finds
+    it again by its name); see ToolVersion."""
+    name = f"{program} --version" + ("" if makes else " (checker)")
+    return named_value(ToolVersion(program, makes, timeouts), name)
 
 
 def versions_reached(node) -> dict[str, object]:
@@ -145,6 +144,6 @@ def version_emitter(command: str):
     def emitter(target, source, env):
         program = command_program(env, command, target, source)
         if program:
-            env.Depends(target, tool_version(program))
+            env.Depends(target, tool_version(program, timeouts=timeouts(env)))
         return target, source
     return emitter

@@ -81,23 +81,21 @@ def file_name(key: str) -> str:
     return f"{name}-{hashlib.sha256(key.encode()).hexdigest()[:8]}"
 
 
-# Targets that ask for more than their name says: 'release' with RELEASE_CHECK=yes
-# asks for 'check' too (``imply``, from iree_project once the variables are read).
-_IMPLIED: dict[str, set[str]] = {}
+def imply(env, word: str, by: str) -> None:
+    """Make the command-line target ``by`` (exactly) count as asking for ``word`` in ``wanted``
+    of ``env`` and the environments cloned from it later: 'release' with RELEASE_CHECK=yes asks
+    for 'check' too. Carried by the environment (``$IREE_IMPLIED_TARGETS``: (by, word) pairs)."""
+    env["IREE_IMPLIED_TARGETS"] = (*env.get("IREE_IMPLIED_TARGETS", ()), (by, word))
 
 
-def imply(word: str, by: str) -> None:
-    """Make the command-line target ``by`` (exactly) count as asking for ``word`` in ``wanted``."""
-    _IMPLIED.setdefault(by, set()).add(word)
-
-
-def wanted(*words) -> bool:
+def wanted(env, *words) -> bool:
     """Whether a target on the command line names one of ``words`` (or scons -c)."""
     if SCons.Script.GetOption("clean"):
         return True
     named = [str(t) for t in SCons.Script.COMMAND_LINE_TARGETS]
+    implied = env.get("IREE_IMPLIED_TARGETS", ())
     return any(w in t for t in named for w in words) or \
-        any(w in _IMPLIED.get(t, ()) for t in named for w in words)
+        any((t, w) in implied for t in named for w in words)
 
 
 def strict_checks(env) -> bool:
@@ -119,7 +117,7 @@ def skipped(env, name: str, message: str, built=()):
     ``built``: what it would have checked, built first all the same: a skipped
     check never leaves a stale module behind a green 'scons check'.
     """
-    if strict_checks(env) and wanted("check"):
+    if strict_checks(env) and wanted(env, "check"):
         why = "CHECK_STRICT=yes" if env["CHECK_STRICT"] else "RELEASE_CHECK=yes"
         return env.AlwaysBuild(env.Alias(name, list(built), failing(
             f"{message} ({why})", "SKIPPED  $TARGET")))

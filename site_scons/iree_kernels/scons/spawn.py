@@ -50,7 +50,7 @@ class WholeFileCommand(SCons.Action.LazyAction):
         variable = self.timeout_variable
         explain = self.explain and functools.partial(self.explain, target, source, env)
         given = env.get("SPAWN")
-        spawn = Spawn(toolchains.seconds(env.get(variable)), variable, explain,
+        spawn = Spawn(timeouts(env).of(variable), variable, explain,
                       getattr(given, "option_origins", None))
         if type(given) is Spawn and given.timeout is None:   # a step's own SPAWN is left as it is
             env = env.Override({"SPAWN": spawn})
@@ -192,15 +192,29 @@ _OPTION_ERROR_RE = re.compile(r"for the -+([\w.-]+) option")
 _ERROR_RE = re.compile(r"\berror\b|\bERROR\b|fatal", re.IGNORECASE)
 
 
-def pspawn_without_shell(sh, escape, cmd, args, env, stdout, stderr):
-    """SCons PSPAWN (output to given files) without a shell, like Spawn."""
-    args = [toolchains.real_program(args[0]), *args[1:]]
-    try:
-        return subprocess.call(args, env=env, close_fds=True, stdout=stdout, stderr=stderr,
-                               timeout=toolchains.timeout_for(args[0]))
-    except subprocess.TimeoutExpired:
-        stderr.write(f"scons: *** {toolchains.timeout_message(os.path.basename(args[0]), toolchains.timeout_for(args[0]))}\n")
-        return 124
-    except OSError as e:
-        stderr.write(f"scons: cannot run {args[0]}: {e.strerror}\n")
-        return 127
+class PSpawn:
+    """SCons PSPAWN (output to given files) without a shell, like Spawn, each program
+    within the limit ``timeouts`` sets for its kind."""
+
+    def __init__(self, timeouts: toolchains.Timeouts) -> None:
+        self.timeouts = timeouts
+
+    def __call__(self, sh, escape, cmd, args, env, stdout, stderr):
+        args = [toolchains.real_program(args[0]), *args[1:]]
+        limit = self.timeouts.for_program(args[0])
+        try:
+            return subprocess.call(args, env=env, close_fds=True, stdout=stdout, stderr=stderr,
+                                   timeout=limit)
+        except subprocess.TimeoutExpired:
+            name = os.path.basename(args[0])
+            stderr.write(f"scons: *** {toolchains.timeout_message(name, limit)}\n")
+            return 124
+        except OSError as e:
+            stderr.write(f"scons: cannot run {args[0]}: {e.strerror}\n")
+            return 127
+
+
+def timeouts(env) -> toolchains.Timeouts:
+    """The time limits ``env``'s variables set (IREE_COMPILE_TIMEOUT, ...; the settings'
+    defaults for those it lacks): what a tool's step passes to the library that runs a tool."""
+    return toolchains.Timeouts.from_values(env)

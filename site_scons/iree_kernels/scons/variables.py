@@ -15,6 +15,7 @@ import SCons.Variables
 from SCons.Script import BoolVariable, EnumVariable, Variables
 
 from iree_kernels import settings, toolchains
+from iree_kernels.errors import UserError
 from iree_kernels.settings import BY_NAME, SETTINGS, Setting
 from iree_kernels.scons.escaping import escape
 from iree_kernels.scons.reporting import fail
@@ -54,11 +55,10 @@ def read_variables(env) -> Variables:
             fail(f"unknown command-line variable {key!r}; see scons -h")
     # Read by Python only (the scaffold step escapes it where SCons prints it).
     env["SCAFFOLD"] = arguments.get("SCAFFOLD", "")
-    for name in toolchains.TIMEOUTS:
-        try:
-            toolchains.TIMEOUTS[name] = toolchains.seconds(env[name])
-        except ValueError:
-            fail(f"{name}={env[name]}: expected a number of seconds (0: no limit)")
+    try:
+        toolchains.Timeouts.from_values(env)
+    except UserError as e:
+        fail(str(e))
     _check_build_dir(env["BUILD_DIR"])
     try:
         toolchains.seconds(env["LOCK_WAIT"])

@@ -1,0 +1,91 @@
+"""A kernel kind is one KERNEL_KINDS entry and its tool file: a kind added from the outside is
+compiled, wrapped and checked, with no other file of the build knowing it.
+
+The build stops at the module's substitutions.flags (where kernels are checked): IREE 3.13 links
+an llvm-cpu object only where its name ends in .o, the suffix of a kind the build has already.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+from conftest import REPO, SAXPY_C
+from iree_kernels import toolchains
+
+# The entries a new language adds to iree_kernels.targets.KERNEL_KINDS: C under another
+# suffix, compiled to an object of its own kind, which a checker of its own checks with a
+# setting of its own (FAKE_LEVEL, from the SConstruct's environment).
+SCONSTRUCT = """\
+import os
+from iree_kernels import toolchains
+from iree_kernels.targets import KERNEL_KINDS, KernelKind
+
+def check(planned, settings, checker, timeouts):
+    toolchains.run([checker, planned.path, settings["FAKE_LEVEL"]], planned.path,
+                   "check the kernel", timeouts)
+
+KERNEL_KINDS[".fk"] = KernelKind(".fk", "a fake kernel", ("llvm-cpu",), "wrapped", ("wrapped",),
+                                 compiles_to=".fko", tool="fake_kernel")
+KERNEL_KINDS[".fko"] = KernelKind(".fko", "a fake object", ("llvm-cpu",), "wrapped",
+                                  ("wrapped",), checker="fake-check", check=check,
+                                  check_settings=(("FAKE_LEVEL", "lenient"),))
+DefaultEnvironment(tools=[])
+Environment(tools=["iree_project"], toolpath=["tools"],
+            FAKE_LEVEL=os.environ.get("FAKE_LEVEL", "lenient")).IreeKernelProject()
+"""
+TOOL = """\
+from iree_kernels import toolchains
+from iree_kernels.scons.kernels import KernelCompiler, add_kernel_compiler, version_emitter
+from iree_kernels.scons.spawn import whole_file_command
+
+def generate(env):
+    env.SetDefault(FAKE_CC=toolchains.on_path("clang") or "clang",
+                   FAKECOM="$FAKE_CC -x c -target x86_64-unknown-unknown-eabi-elf -O2 "
+                           "-ffreestanding -fvisibility=hidden -fno-plt -c $SOURCE -o $TARGET",
+                   FAKECOMSTR="")
+    add_kernel_compiler(env, KernelCompiler(".fk", "FAKECOM",
+                                            lambda env: ("clang", toolchains.on_path("clang"))),
+                        whole_file_command("FAKECOM", "$FAKECOMSTR"),
+                        [version_emitter("FAKECOM")], ".fko")
+
+def exists(env):
+    return True
+"""
+CHECKER = f"""#!{sys.executable}
+import sys
+if sys.argv[1:] == ["--version"]:
+    sys.exit(print("fake-check 1.0"))
+open(sys.argv[0] + ".log", "a").write(" ".join(sys.argv[1:]) + "\\n")
+if sys.argv[2] == "strict":
+    sys.exit(print(sys.argv[1] + ": error: too lenient a kernel"))
+"""
+MANIFEST = SAXPY_C.replace("kernels/saxpy.c", "kernels/saxpy.fk")
+
+
+@pytest.mark.skipif(toolchains.on_path("clang") is None, reason="no clang")
+def test_a_kind_added_with_its_tool_file_builds_and_is_checked(project):
+    project.write("SConstruct", SCONSTRUCT)
+    project.write("tools/fake_kernel.py", TOOL)
+    checker = project.write("bin/fake-check", CHECKER)
+    checker.chmod(0o755)
+    project.copy(REPO / "models/saxpy.mlir", "models/saxpy.mlir")
+    project.copy(REPO / "kernels/cpu/saxpy.c", "kernels/saxpy.fk")
+    project.write("kernels/saxpy.toml", MANIFEST)
+    path = {"PATH": f"{checker.parent}{os.pathsep}{os.environ['PATH']}"}
+    flags = "build/llvm-cpu/saxpy/substitutions.flags"
+    project.scons(flags, env=path)
+    assert project.read(flags) == ("--iree-hal-substitute-executable-source=main_dispatch_0="
+                                   "build/llvm-cpu/saxpy/main_dispatch_0.wrapper.mlir\n")
+    assert "build/kernels/saxpy.fko" in project.read(
+        "build/llvm-cpu/saxpy/main_dispatch_0.wrapper.mlir")
+    (checked,) = project.read("bin/fake-check.log").splitlines()
+    assert checked.endswith("saxpy.fko lenient")        # the kind's setting, its default
+    refused = project.scons(flags, env={**path, "FAKE_LEVEL": "strict"},
+                            expect_ok=False)
+    assert ("scons: *** [build/llvm-cpu/saxpy/substitutions.flags] kernels/saxpy.toml:5: "
+            "[[substitutions]] #1 (executable 'main_dispatch_0' of saxpy/llvm-cpu): kernel "
+            "kernels/saxpy.fk (compiled to build/kernels/saxpy.fko): "
+            "fake-check failed to check the kernel:\nbuild/kernels/saxpy.fko: error: too lenient "
+            "a kernel\n") in refused.output
