@@ -12,7 +12,7 @@ import difflib
 import os
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace as _replace
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
@@ -37,8 +37,14 @@ DEFAULT_OPSET = 17
 # A Triton kernel's (.py) compile options; arch: the CUDA architecture it is compiled for.
 TRITON_KEYS = ("constexprs", "num_warps", "num_stages", "arch")
 SUBSTITUTION_KEYS = {"model", "target", "executable", "export", "fingerprint", "file", "mode",
-                     "workgroup_count", "workgroup_size", "function", "verify",
+                     "workgroup_count", "workgroup_size", "function", "verify", "from",
                      *TRITON_KEYS, *TOLERANCE_KEYS}
+# A folder of kernels (``from``): what applies to every kernel in it.
+FOLDER_KEYS = {"model", "target", "from", "mode", "verify", *TOLERANCE_KEYS}
+# Files a folder of kernels may hold beside its kernels: headers and notes.
+FOLDER_SKIPPED_SUFFIXES = (".h", ".hpp", ".cuh", ".inc", ".md", ".txt")
+# IREE's dump names a source <module>_<executable>; its -from= flags strip the prefix too.
+DUMP_PREFIX = "module_"
 SELECTOR_KEYS = ("executable", "export", "fingerprint")
 FINGERPRINT_RE = re.compile(r"^sha256:[0-9a-f]{12,64}$")
 WRAPPED_KEYS = ("workgroup_count", "workgroup_size", "function")
@@ -98,6 +104,8 @@ class Substitution:
     num_warps: int = 0                # a Triton kernel: 0 is Triton's default (4)
     num_stages: int = 0               # a Triton kernel: 0 is Triton's default
     arch: str = ""                    # a Triton kernel on cuda: compiled for it, not CUDA_ARCH
+    folder: str = ""                  # from a folder of kernels (``from``): the folder; then
+                                      # executable is the file's stem, DUMP_PREFIX optional
 
     @property
     def tolerance(self) -> Tolerance:
@@ -136,7 +144,8 @@ class Substitution:
                 "objects": tuple(self.objects),
                 "atol": self.atol, "rtol": self.rtol, "ulp": self.ulp, "bitwise": self.bitwise,
                 "verify": self.verify, "constexprs": [list(c) for c in self.constexprs],
-                "num_warps": self.num_warps, "num_stages": self.num_stages, "arch": self.arch}
+                "num_warps": self.num_warps, "num_stages": self.num_stages, "arch": self.arch,
+                "folder": self.folder}
 
     @classmethod
     def from_dict(cls, data: dict) -> "Substitution":
@@ -218,7 +227,10 @@ def _load_manifest(project: Project, path: Path) -> None:
         line = _line_of_header(text, r"\[substitutions\]", index)
         origin = Origin(rel, line, f"[[substitutions]] #{index + 1}",
                         _field_lines(text, line, entry))
-        project.substitutions.append(_substitution(project, entry, origin, text))
+        if isinstance(entry, dict) and "from" in entry:
+            project.substitutions.extend(_folder_substitutions(project, entry, origin, text))
+        else:
+            project.substitutions.append(_substitution(project, entry, origin, text))
 
 
 def _model(project: Project, name: str, entry, origin: Origin, text: str) -> Model:
@@ -334,6 +346,92 @@ def _substitution(project: Project, entry, origin: Origin, text: str) -> Substit
                         fingerprint=values["fingerprint"].lower(), objects=objects, **launch, **triton,
                         verify=entry.get("verify", True),
                         **{key: entry.get(key) for key in TOLERANCE_KEYS})
+
+
+def _folder_substitutions(project: Project, entry: dict, origin: Origin,
+                          text: str) -> list[Substitution]:
+    """A folder of kernels (``from``): one substitution per kernel file, named after its executable.
+
+    Read when the manifests are: a file added or removed changes the project's
+    substitutions as an entry added or removed would, and nothing else.
+    """
+    for key in entry:
+        if key not in FOLDER_KEYS:
+            why = ("the folder's files name the executables" if key in SELECTOR_KEYS or
+                   key == "file" else "give a kernel that needs it an entry of its own")
+            raise UserError(f"field '{key}' does not go with 'from' (a folder of kernels): "
+                            f"{why}; a folder entry takes {', '.join(sorted(FOLDER_KEYS))}",
+                            file=origin.file, line=_line_of_field(text, origin.line, key),
+                            entry=origin.entry)
+    folder = _folder_field(project, entry, origin, text)
+    names = []
+    try:
+        listing = sorted(os.scandir(project.root / folder), key=lambda e: e.name)
+    except OSError as e:
+        raise _field_error(origin, text, "from", f"cannot list {folder}/: {e.strerror}") from None
+    for item in listing:
+        if item.name.startswith(".") or item.is_dir() or \
+                item.name.endswith(FOLDER_SKIPPED_SUFFIXES):
+            continue
+        names.append(item.name)
+    target = entry.get("target")
+    fits = sorted(k.suffix for k in KERNEL_KINDS.values()
+                  if target in k.targets and "wrapped" != k.default_mode)
+    if not names:
+        raise _field_error(origin, text, "from", f"{folder}/ holds no kernels: put in it files "
+                           f"named after the model's executables, as scons dump names them "
+                           f"(NAME{' or NAME'.join(fits) if fits else '.mlir'})")
+    subs = []
+    for name in names:
+        file = f"{folder}/{name}"
+        kind = kernel_kind(name)
+        stem = name[:-len(kind.suffix)] if kind else ""
+        if kind is None or not stem:
+            raise _field_error(origin, text, "from", f"{file} is not a kernel file (its name "
+                               f"is an executable's and a kernel suffix: "
+                               f"{', '.join(fits) or ', '.join(KERNEL_KINDS)}); move it out "
+                               f"or name it so")
+        if kind.default_mode == "wrapped":
+            raise _field_error(origin, text, "from", f"{file}: {kind.description} is "
+                               "substituted wrapped, with a launch shape (workgroup_count) a "
+                               "folder cannot give; give it an entry of its own")
+        single = {key: value for key, value in entry.items() if key != "from"}
+        single.update(executable=stem, file=file)
+        lines = dict(origin.field_lines, executable=origin.field_lines.get("from", origin.line),
+                     file=origin.field_lines.get("from", origin.line))
+        described = Origin(origin.file, origin.line, f"{origin.entry} ({file})", lines)
+        sub = _substitution(project, single, described, text)
+        subs.append(_replace(sub, folder=folder))
+    return subs
+
+
+def _folder_field(project: Project, entry: dict, origin: Origin, text: str) -> str:
+    """``from``: a folder in the repository (not the build folder), repo-relative, no '/' at the end."""
+    value = entry.get("from")
+    if not isinstance(value, str) or not value.strip("/"):
+        raise _field_error(origin, text, "from", "must be a folder (a path, relative to the "
+                           "repository root)")
+    value = value.rstrip("/")
+    problem = ""
+    if not PATH_RE.fullmatch(value):
+        bad = next((c for c in value if not PATH_RE.fullmatch(c)), value[-1:])
+        problem = (f"path '{shown(value)}' contains {bad!r}; paths may use letters, digits, "
+                   "spaces and . _ + , @ = / - only")
+    elif value.startswith("/"):
+        problem = f"'{value}' is absolute; write it relative to the repository root"
+    else:
+        resolved = _resolve(project.root, value)
+        if not resolved.is_relative_to(project.root):
+            problem = f"'{value}' is outside the repository"
+        elif resolved.is_relative_to(project.root / project.build_dir):
+            problem = (f"'{value}' is inside the build folder ({project.build_dir}/), which "
+                       "holds what the build makes; keep sources outside it")
+        elif not resolved.is_dir():
+            problem = (f"folder not found: {value}" if not resolved.exists()
+                       else f"'{value}' is not a folder (a single kernel goes in 'file')")
+    if problem:
+        raise _field_error(origin, text, "from", problem)
+    return resolved.relative_to(project.root).as_posix()
 
 
 def _check_selector(values: dict, origin: Origin, text: str) -> None:

@@ -207,3 +207,57 @@ def test_an_mlir_kernel_records_the_files_it_links(repo):
     (repo / "in.o").write_bytes(b"")
     (sub,) = load(repo, GOOD).substitutions_for("mlp", "llvm-cpu")
     assert sub.objects == ("kernels/k.o",)                # an embedded object reads no file
+
+
+FOLDER = """\
+[models.mlp]
+source = "models/mlp.mlir"
+targets = ["llvm-cpu", "vulkan"]
+
+[[substitutions]]
+model = "mlp"
+target = "vulkan"
+from = "kernels/tuned/"
+rtol = 0.01
+"""
+
+
+def test_a_folder_of_kernels_is_one_substitution_per_kernel_named_after_its_executable(repo):
+    folder = repo / "kernels/tuned"
+    folder.mkdir()
+    for name in ("module_main_dispatch_0.glsl", "main_dispatch_1.spv", "common.h", ".k.swp"):
+        (folder / name).write_text("")
+    (folder / "include").mkdir()
+    subs = load(repo, FOLDER).substitutions
+    assert [(s.executable, s.file, s.mode, s.folder, s.rtol) for s in subs] == [
+        ("main_dispatch_1", "kernels/tuned/main_dispatch_1.spv", "object", "kernels/tuned", 0.01),
+        ("module_main_dispatch_0", "kernels/tuned/module_main_dispatch_0.glsl", "object",
+         "kernels/tuned", 0.01)]
+    assert subs[0].origin.entry == ("[[substitutions]] #1 (kernels/tuned/main_dispatch_1.spv) "
+                                    "(executable 'main_dispatch_1' of mlp/vulkan)")
+
+
+@pytest.mark.parametrize("files, edit, expected", [
+    (["main_dispatch_0.mlir", "README"], {}, "kernels/demo.toml:8: [[substitutions]] #1: field "
+     "'from': kernels/tuned/README is not a kernel file (its name is an executable's and a "
+     "kernel suffix: .comp, .glsl, .mlir, .spv); move it out or name it so"),
+    (["main_dispatch_0.cu"], {}, "field 'file': a CUDA kernel cannot replace an executable of "
+     "target 'vulkan'; it fits cuda"),
+    ([], {}, "field 'from': kernels/tuned/ holds no kernels"),
+    (["k.mlir"], {"from": '"kernels/missing"'}, "field 'from': folder not found: kernels/missing"),
+    (["k.mlir"], {"from": '"kernels/edit.mlir"'}, "'kernels/edit.mlir' is not a folder"),
+    (["k.mlir"], {"from": '"../"'}, "field 'from': '..' is outside the repository"),
+    (["k.mlir"], {"executable": '"main_dispatch_0"'}, "kernels/demo.toml:9: [[substitutions]] "
+     "#1: field 'executable' does not go with 'from' (a folder of kernels): the folder's files "
+     "name the executables"),
+])
+def test_a_bad_folder_of_kernels_is_one_line_naming_the_entry(repo, files, edit, expected):
+    (repo / "kernels/tuned").mkdir()
+    for name in files:
+        (repo / "kernels/tuned" / name).write_text("")
+    text = FOLDER.replace('rtol = 0.01\n', "".join(f"{k} = {v}\n" for k, v in edit.items())) \
+        if edit else FOLDER
+    if "from" in edit:
+        text = text.replace('from = "kernels/tuned/"\n', "")
+    message = error(repo, text)
+    assert expected in message and "\n" not in message

@@ -146,6 +146,10 @@ BAD = {
     "substitution: ulp a float": sub(ulp=1.5),
     "substitution: atol a boolean": sub(atol=True),
     "substitution: verify a string": sub(verify="no"),
+    "substitution: a folder and a file": sub(executable=None, **{"from": "kernels/"}),
+    "substitution: a folder and an executable": sub(file=None, **{"from": "kernels/"}),
+    "substitution: a folder and a launch shape": sub(file=None, executable=None,
+                                                     workgroup_count=[1], **{"from": "kernels/"}),
 }
 
 

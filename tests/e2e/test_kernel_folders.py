@@ -1,0 +1,89 @@
+"""The first workflow without copying by hand: a folder of kernels (``from``), kernels derived by
+iree-opt pipelines (``passes``); on llvm-cpu, one small project for the module."""
+from __future__ import annotations
+
+import pytest
+
+from conftest import Project, run_module
+
+MODEL = """\
+func.func @add(%a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = arith.addf %a, %b : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+func.func @mul(%a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = arith.mulf %a, %b : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+func.func @sub(%a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = arith.subf %a, %b : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+"""
+MODELS = """\
+[models.three]
+source = "models/three.mlir"
+targets = ["llvm-cpu"]
+
+[models.other]
+source = "models/other.mlir"
+targets = ["llvm-cpu"]
+"""
+FOLDER = """
+[[substitutions]]
+model = "three"
+target = "llvm-cpu"
+from = "kernels/llvm-cpu/tuned/"
+verify = false
+"""
+INPUTS = ["8xf32=3", "8xf32=2"]
+
+
+def call(project: Project, function: str) -> str:
+    return run_module(project.root / "build/llvm-cpu/three.vmfb", "local-sync", function, INPUTS)
+
+
+@pytest.fixture(scope="module")
+def three(tmp_path_factory) -> Project:
+    project = Project(tmp_path_factory.mktemp("folders") / "repo")
+    project.write("models/three.mlir", MODEL)
+    project.write("models/other.mlir", MODEL.replace("8xf32", "4xf32"))
+    project.write("kernels/models.toml", MODELS)
+    project.scons("dump")
+    return project
+
+
+def dumped(project: Project, executable: str) -> str:
+    return project.read(f"build/llvm-cpu/three/dump/sources/module_{executable}.mlir")
+
+
+def test_a_folder_substitutes_each_file_and_a_new_file_rebuilds_only_its_module(three):
+    folder = "kernels/llvm-cpu/tuned"
+    # Two edited executables, named as the dump names them and without its prefix.
+    three.write(f"{folder}/module_add_dispatch_0.mlir",
+                dumped(three, "add_dispatch_0").replace("arith.addf", "arith.mulf"))
+    three.write(f"{folder}/mul_dispatch_0.mlir",
+                dumped(three, "mul_dispatch_0").replace("arith.mulf", "arith.addf"))
+    three.write("kernels/models.toml", MODELS + FOLDER)
+    three.scons()
+    assert (call(three, "add"), call(three, "mul"), call(three, "sub")) == \
+        ("8xf32=6 6 6 6 6 6 6 6", "8xf32=5 5 5 5 5 5 5 5", "8xf32=1 1 1 1 1 1 1 1")
+    assert three.scons("--question").ok
+    three.write(f"{folder}/sub_dispatch_0.mlir",
+                dumped(three, "sub_dispatch_0").replace("arith.subf", "arith.addf"))
+    build = three.scons()
+    assert {path for _, path in build.steps} == {
+        "build/llvm-cpu/three/resolved.json", "build/llvm-cpu/three/substitutions.flags",
+        "build/llvm-cpu/three/module/three.mlir", "build/llvm-cpu/three.vmfb"}
+    assert call(three, "sub") == "8xf32=5 5 5 5 5 5 5 5"
+    assert three.scons("--question").ok
+    # A file naming no executable: one line, naming the entry and the executables there are.
+    three.write(f"{folder}/div_dispatch_0.mlir", dumped(three, "sub_dispatch_0"))
+    build = three.scons(expect_ok=False)
+    assert not build.ok
+    (line,) = [l for l in build.stderr.splitlines() if l.startswith("scons: ***")]
+    assert "kernels/models.toml:12: [[substitutions]] #1 (kernels/llvm-cpu/tuned/" \
+        "div_dispatch_0.mlir)" in line
+    assert "no executable 'div_dispatch_0'" in line and \
+        "its executables: add_dispatch_0, mul_dispatch_0, sub_dispatch_0" in line
+    (three.root / folder / "div_dispatch_0.mlir").unlink()
