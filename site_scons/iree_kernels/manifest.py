@@ -38,7 +38,10 @@ DEFAULT_OPSET = 17
 TRITON_KEYS = ("constexprs", "num_warps", "num_stages", "arch")
 SUBSTITUTION_KEYS = {"model", "target", "executable", "export", "fingerprint", "file", "mode",
                      "workgroup_count", "workgroup_size", "function", "verify", "from",
-                     *TRITON_KEYS, *TOLERANCE_KEYS}
+                     "passes", *TRITON_KEYS, *TOLERANCE_KEYS}
+# A kernel derived by iree-opt from the executable's own dumped source (``passes``).
+DERIVED_KEYS = {"model", "target", "executable", "export", "fingerprint", "passes", "verify",
+                *TOLERANCE_KEYS}
 # A folder of kernels (``from``): what applies to every kernel in it.
 FOLDER_KEYS = {"model", "target", "from", "mode", "verify", *TOLERANCE_KEYS}
 # Files a folder of kernels may hold beside its kernels: headers and notes.
@@ -106,6 +109,9 @@ class Substitution:
     arch: str = ""                    # a Triton kernel on cuda: compiled for it, not CUDA_ARCH
     folder: str = ""                  # from a folder of kernels (``from``): the folder; then
                                       # executable is the file's stem, DUMP_PREFIX optional
+    passes: tuple = ()                # a derived kernel: the iree-opt pipelines, in order; file
+                                      # is then '' and passes_file the file they are in, if any
+    passes_file: str = ""
 
     @property
     def tolerance(self) -> Tolerance:
@@ -130,7 +136,9 @@ class Substitution:
         return {"model": self.model, "target": self.target,
                 "executable": self.executable, "file": self.file,
                 "mode": self.mode, "manifest": self.origin.file,
-                "selector": self.selector(), "objects": list(self.objects)}
+                "selector": self.selector(), "objects": list(self.objects),
+                **({"passes": list(self.passes), "passes_file": self.passes_file}
+                   if self.passes else {})}
 
     def to_dict(self) -> dict:
         o = self.origin
@@ -145,12 +153,14 @@ class Substitution:
                 "atol": self.atol, "rtol": self.rtol, "ulp": self.ulp, "bitwise": self.bitwise,
                 "verify": self.verify, "constexprs": [list(c) for c in self.constexprs],
                 "num_warps": self.num_warps, "num_stages": self.num_stages, "arch": self.arch,
-                "folder": self.folder}
+                "folder": self.folder, "passes": list(self.passes),
+                "passes_file": self.passes_file}
 
     @classmethod
     def from_dict(cls, data: dict) -> "Substitution":
         return cls(**{**data, "origin": Origin(**data["origin"]),
-                      "constexprs": tuple(tuple(c) for c in data.get("constexprs", ()))})
+                      "constexprs": tuple(tuple(c) for c in data.get("constexprs", ())),
+                      "passes": tuple(data.get("passes", ()))})
 
 
 @dataclass
@@ -317,6 +327,8 @@ def _substitution(project: Project, entry, origin: Origin, text: str) -> Substit
     described = Origin(origin.file, origin.line, f"{origin.entry} ({selector} "
                        f"'{values[selector]}' of {values['model']}/{values['target']})",
                        origin.field_lines)
+    if "passes" in entry:
+        return _derived(project, entry, values, described, text)
     file = _path_field(project, entry, "file", described, text, required=True)
     kind = kernel_kind(file)
     if kind is None:
@@ -345,6 +357,61 @@ def _substitution(project: Project, entry, origin: Origin, text: str) -> Substit
                         file, mode, described, export=values["export"],
                         fingerprint=values["fingerprint"].lower(), objects=objects, **launch, **triton,
                         verify=entry.get("verify", True),
+                        **{key: entry.get(key) for key in TOLERANCE_KEYS})
+
+
+PIPELINE_RE = re.compile(r"^[A-Za-z_][\w.-]*\(.*\)$", re.S)
+
+
+def _derived(project: Project, entry: dict, values: dict, origin: Origin,
+             text: str) -> Substitution:
+    """A kernel the build derives: the executable's dumped source run through iree-opt pipelines.
+
+    ``passes`` is one pipeline (``builtin.module(...)``) or a file of them, one
+    a line (``#`` starts a comment), run in order.
+    """
+    for key in entry:
+        if key not in DERIVED_KEYS:
+            raise UserError(f"field '{key}' does not go with 'passes' (a kernel derived from "
+                            f"the executable's own source); a derived kernel takes "
+                            f"{', '.join(sorted(DERIVED_KEYS))}", file=origin.file,
+                            line=_line_of_field(text, origin.line, key), entry=origin.entry)
+    value = entry["passes"]
+    if not isinstance(value, str) or not value.strip():
+        raise _field_error(origin, text, "passes", "must be an iree-opt pass pipeline "
+                           "(\"builtin.module(...)\") or a file of them, one a line")
+    passes_file = ""
+    if "(" in value:
+        pipelines = [value.strip()]
+    else:
+        passes_file = _path_field(project, entry, "passes", origin, text)
+        try:
+            lines = read_text(project.root / passes_file).splitlines()
+        except (OSError, ValueError, UnicodeDecodeError) as e:
+            raise _field_error(origin, text, "passes", f"cannot read {passes_file}: "
+                               f"{getattr(e, 'strerror', None) or e}") from None
+        pipelines = [line.strip() for line in lines
+                     if line.strip() and not line.strip().startswith("#")]
+        if not pipelines:
+            raise _field_error(origin, text, "passes", f"{passes_file} holds no pipeline "
+                               "(one a line, such as builtin.module(...); '#' starts a comment)")
+    for pipeline in pipelines:
+        where = f"{passes_file}: " if passes_file else ""
+        bad = control_character(pipeline)
+        if bad or not PIPELINE_RE.fullmatch(pipeline):
+            raise _field_error(origin, text, "passes", f"{where}'{shown(pipeline)}' is not a "
+                               "pass pipeline: expected an anchor and its passes, such as "
+                               "builtin.module(hal.executable(hal.executable.variant("
+                               "builtin.module(func.func(canonicalize,cse)))))")
+    for key in TOLERANCE_KEYS:
+        if problem := tolerance_error(key, entry.get(key)):
+            raise _field_error(origin, text, key, problem)
+    if not isinstance(entry.get("verify", True), bool):
+        raise _field_error(origin, text, "verify", "must be true or false")
+    return Substitution(values["model"], values["target"], values["executable"], "", "source",
+                        origin, export=values["export"],
+                        fingerprint=values["fingerprint"].lower(), verify=entry.get("verify", True),
+                        passes=tuple(pipelines), passes_file=passes_file,
                         **{key: entry.get(key) for key in TOLERANCE_KEYS})
 
 

@@ -231,6 +231,11 @@ class Applied:
     flag: str                  # the iree-compile flag that applies it
     fields: dict               # every recorded field, for the release's lock record
 
+    @property
+    def kernel(self) -> str:
+        """The kernel as people know it: the manifest's file, or a derived kernel's path."""
+        return self.file or self.fields.get("path", "")
+
 
 @dataclass(frozen=True)
 class Record:

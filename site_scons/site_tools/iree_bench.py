@@ -57,7 +57,7 @@ def run_microbenchmarks(target, source, env):
 
 
 def _measure(env, sub, found, sources, work, options, device, available):
-    result = benchmarks.Result(sub.model, sub.target, sub.executable, sub.export, sub.file,
+    result = benchmarks.Result(sub.model, sub.target, sub.executable, sub.export, sub.kernel,
                                device=device)
     if found is None:
         result.note = "no benchmark (IREE dumps none where sizes depend on data)"

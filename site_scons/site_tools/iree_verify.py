@@ -59,7 +59,7 @@ def build_harness_modules(target, source, env):
     wanted = json.loads(wanted.read())
     landing = selection.loads(resolved.get_text_contents())[wanted["key"]]
     applied = read_record(record.get_text_contents()).applied(landing.executable)
-    plan = verification.Plan(applied.model, applied.target, landing.executable, applied.file,
+    plan = verification.Plan(applied.model, applied.target, landing.executable, applied.kernel,
                              wanted["tolerance"])
     found = json.loads(Path(harnesses.abspath).read_text()).get(landing.executable, {})
     plan_file, iree_module, kernel_module = (t.abspath for t in target[:3])

@@ -87,3 +87,46 @@ def test_a_folder_substitutes_each_file_and_a_new_file_rebuilds_only_its_module(
     assert "no executable 'div_dispatch_0'" in line and \
         "its executables: add_dispatch_0, mul_dispatch_0, sub_dispatch_0" in line
     (three.root / folder / "div_dispatch_0.mlir").unlink()
+
+
+CSE = "builtin.module(hal.executable(hal.executable.variant(builtin.module(func.func({})))))"
+DERIVED = """
+[[substitutions]]
+model = "three"
+target = "llvm-cpu"
+export = "mul_dispatch_0_*"
+passes = "kernels/llvm-cpu/mul.passes"
+"""
+
+
+def test_a_pipeline_derives_a_kernel_that_verifies_and_follows_the_model(three):
+    three.write("kernels/llvm-cpu/mul.passes", f"# tidy\n{CSE.format('canonicalize')}\n"
+                f"{CSE.format('cse')}\n")
+    three.write("kernels/models.toml", MODELS + DERIVED)
+    build = three.scons("modules", "verify")
+    assert "OPT      build/llvm-cpu/three/export_mul_dispatch_0_" in build.stdout
+    (derived,) = (three.root / "build/llvm-cpu/three").glob("*.derived.mlir")
+    assert f"=mul_dispatch_0={derived.relative_to(three.root)}" in \
+        three.read("build/llvm-cpu/three/substitutions.flags")
+    assert "verify: three/llvm-cpu mul_dispatch_0 (build/llvm-cpu/three/export_mul_dispatch_0_" \
+        in build.stdout and "matched IREE's executable" in build.stdout
+    assert call(three, "mul") == "8xf32=6 6 6 6 6 6 6 6"
+    assert three.scons("--question").ok
+    listing = three.scons("dump").stdout
+    assert f"  mul_dispatch_0  derived/{derived.name.replace('.derived', '')}  " \
+        "kernels/models.toml:9: " in listing
+    # The model changes: the executable is derived again from the new front end's output.
+    model = three.read("models/three.mlir")
+    three.write("models/three.mlir", model.replace("arith.mulf %a, %b", "arith.mulf %a, %a"))
+    build = three.scons()
+    assert [p for s, p in build.steps if s == "OPT"] == [str(derived.relative_to(three.root))]
+    assert call(three, "mul") == "8xf32=9 9 9 9 9 9 9 9"
+    assert three.scons("--question").ok
+    three.write("models/three.mlir", model)
+    # A pipeline that fails: one line naming the entry and iree-opt's first error.
+    three.write("kernels/llvm-cpu/mul.passes", CSE.format("no-such-pass") + "\n")
+    build = three.scons(expect_ok=False)
+    (line,) = [l for l in build.stderr.splitlines() if l.startswith("scons: ***")]
+    assert "kernels/models.toml:13: [[substitutions]] #1 (export 'mul_dispatch_0_*' of " \
+        "three/llvm-cpu): field 'passes': iree-opt pipeline " in line
+    assert line.endswith("'no-such-pass' does not refer to a registered pass or pass pipeline")

@@ -261,3 +261,40 @@ def test_a_bad_folder_of_kernels_is_one_line_naming_the_entry(repo, files, edit,
         text = text.replace('from = "kernels/tuned/"\n', "")
     message = error(repo, text)
     assert expected in message and "\n" not in message
+
+
+DERIVED = """\
+[models.mlp]
+source = "models/mlp.mlir"
+targets = ["llvm-cpu"]
+
+[[substitutions]]
+model = "mlp"
+target = "llvm-cpu"
+export = "*_matmul_*"
+"""
+PIPELINE = "builtin.module(hal.executable(hal.executable.variant(builtin.module(func.func(cse)))))"
+
+
+def test_a_derived_kernel_is_a_selector_and_pipelines_given_or_read_from_a_file(repo):
+    (sub,) = load(repo, DERIVED + f'passes = "{PIPELINE}"\nulp = 4\n').substitutions
+    assert (sub.export, sub.file, sub.mode, sub.passes, sub.passes_file, sub.ulp) == \
+        ("*_matmul_*", "", "source", (PIPELINE,), "", 4)
+    (repo / "kernels/tune.passes").write_text(f"# first\n{PIPELINE}\n\n  builtin.module(canonicalize)\n")
+    (sub,) = load(repo, DERIVED + 'passes = "kernels/tune.passes"\n').substitutions
+    assert sub.passes == (PIPELINE, "builtin.module(canonicalize)")
+    assert sub.passes_file == "kernels/tune.passes"
+
+
+@pytest.mark.parametrize("edit, expected", [
+    ('passes = "kernels/missing.passes"', "field 'passes': file not found: kernels/missing.passes"),
+    ('passes = "kernels/edit.txt"', "field 'passes': kernels/edit.txt: 'text' is not a pass "
+     "pipeline"),
+    ('passes = "canonicalize("', "field 'passes': 'canonicalize(' is not a pass pipeline"),
+    (f'passes = "{PIPELINE}"\nfile = "kernels/edit.mlir"', "kernels/demo.toml:10: "
+     "[[substitutions]] #1 (export '*_matmul_*' of mlp/llvm-cpu): field 'file' does not go "
+     "with 'passes'"),
+])
+def test_a_bad_derived_kernel_is_one_line_naming_the_entry(repo, edit, expected):
+    message = error(repo, DERIVED + edit + "\n")
+    assert expected in message and "\n" not in message
