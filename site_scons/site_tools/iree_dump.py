@@ -86,10 +86,11 @@ def _derived_kernels(source, folder: Path) -> str:
         return ""
     (folder / "derived").mkdir()
     lines = ["", "Derived kernels (passes), in derived/ beside the sources they come from:"]
-    for item, node in zip(read_spec(source[2]), source[3:]):
+    landed = selection.loads(source[3].get_text_contents())
+    for item, node in zip(read_spec(source[2]), source[4:]):
         copy = folder / "derived" / node.name.replace(".derived.mlir", ".mlir")
         shutil.copyfile(node.abspath, copy)
-        lines.append(f"  {item['executable']}  derived/{copy.name}  {item['entry']}: "
+        lines.append(f"  {landed[item['key']].executable}  derived/{copy.name}  {item['entry']}: "
                      + " then ".join(item["passes"]))
     return "\n".join(lines) + "\n"
 
@@ -106,9 +107,10 @@ def _dump_emitter(target, source, env):
 def declare_listing(env, declared: DeclaredModule):
     derived = [s for s in declared.substitutions if s.passes]
     # Shown beside the sources they are derived from: the derivation runs for the listing.
-    shown = [spec_value(env, [{"executable": s.executable or s.key, "passes": list(s.passes),
+    shown = [spec_value(env, [{"key": s.key, "passes": list(s.passes),
                                "entry": f"{s.origin.file}:{s.origin.line}"} for s in derived]),
-             *(declared.kernels[s.key].kernel for s in derived)] if derived else []
+             declared.resolved, *(declared.kernels[s.key].kernel for s in derived)
+             ] if derived else []
     listing = env.IreeDump(declared.folder.Dir("dump").File("executables.txt"),
                            [declared.options, declared.executables, *shown],
                            IREE_DUMP_KINDS=env["DUMP"], IREE_DUMP_TARGET=declared.target.name,
