@@ -97,7 +97,9 @@ class Substitution:
     function: str = ""                # wrapped mode on llvm-cpu: the C function
     export: str = ""                  # selector: a glob over export names
     fingerprint: str = ""             # selector (or, with executable, a check): "sha256:<hex>"
-    objects: tuple = ()               # an MLIR kernel: the files it links as objects
+    objects: tuple = ()               # an MLIR kernel: the files it links (repo-relative)
+    object_search_path: str = ""      # the kernel's folder, where it links files by paths
+                                      # relative to it (--iree-hal-executable-object-search-path)
     atol: float | None = None         # the differential check's tolerance (None: the default)
     rtol: float | None = None
     ulp: int | None = None
@@ -149,7 +151,7 @@ class Substitution:
                            "field_lines": dict(o.field_lines)},
                 "workgroup_count": tuple(self.workgroup_count),
                 "workgroup_size": tuple(self.workgroup_size), "function": self.function,
-                "objects": tuple(self.objects),
+                "objects": tuple(self.objects), "object_search_path": self.object_search_path,
                 "atol": self.atol, "rtol": self.rtol, "ulp": self.ulp, "bitwise": self.bitwise,
                 "verify": self.verify, "constexprs": [list(c) for c in self.constexprs],
                 "num_warps": self.num_warps, "num_stages": self.num_stages, "arch": self.arch,
@@ -191,6 +193,7 @@ def load_project(root: str | Path, manifest_paths, build_dir: str = "build") -> 
     for sub in project.substitutions:
         _check_references(project, sub)
     _check_duplicates(project)
+    _check_object_search_paths(project)
     _check_outputs(project)
     return project
 
@@ -344,7 +347,8 @@ def _substitution(project: Project, entry, origin: Origin, text: str) -> Substit
     if values["target"] not in kind.targets:
         raise _field_error(described, text, "file", f"{kind.description} cannot replace an executable "
                            f"of target '{values['target']}'; it fits {', '.join(kind.targets)}")
-    objects = _check_object_paths(project, file, described, text) if file.endswith(".mlir") else ()
+    objects, search_path = _check_object_paths(project, file, described, text) \
+        if file.endswith(".mlir") else ((), "")
     launch = _launch_fields(entry, mode, values["target"], file, described, text)
     triton = _triton_fields(entry, file, values["target"], described, text)
     for key in TOLERANCE_KEYS:
@@ -355,7 +359,8 @@ def _substitution(project: Project, entry, origin: Origin, text: str) -> Substit
                            "computes something else on purpose; no differential check)")
     return Substitution(values["model"], values["target"], values["executable"],
                         file, mode, described, export=values["export"],
-                        fingerprint=values["fingerprint"].lower(), objects=objects, **launch, **triton,
+                        fingerprint=values["fingerprint"].lower(), objects=objects,
+                        object_search_path=search_path, **launch, **triton,
                         verify=entry.get("verify", True),
                         **{key: entry.get(key) for key in TOLERANCE_KEYS})
 
@@ -698,24 +703,67 @@ def object_paths(mlir: str) -> list[str]:
     return list(dict.fromkeys(m.group(1) for m in _LINKED_FILE_RE.finditer(mlir)))
 
 
-def _check_object_paths(project: Project, file: str, origin: Origin, text: str) -> tuple[str, ...]:
+def _check_object_paths(project: Project, file: str, origin: Origin,
+                        text: str) -> tuple[tuple[str, ...], str]:
     """Every ``#hal.executable.object<{path = ...}>`` in an MLIR kernel names a file in the repo.
 
-    Returns the files the kernel links.
+    A path is looked up as iree-compile looks it up: relative to the
+    repository root (the build's working folder), then to the kernel's own
+    folder (``--iree-hal-executable-object-search-path``). Returns the files
+    the kernel links (repo-relative) and the kernel's folder where one was
+    found there, else ''.
     """
     try:
         kernel = read_text(project.root / file)
     except (OSError, ValueError, UnicodeDecodeError) as e:
         raise _field_error(origin, text, "file", f"cannot read {file}: "
                            f"{getattr(e, 'strerror', None) or e}") from None
+    folder = PurePosixPath(file).parent.as_posix()
+    linked = set(object_paths(kernel))
+    found, searched = [], ""
     for m in _OBJECT_PATH_RE.finditer(kernel):
+        value = m.group(1)
+        beside = f"{folder}/{value}"
+        # iree-compile takes the path from its working folder where it is there, else it searches.
+        from_root = folder == "." or value.startswith("/") or not PATH_RE.fullmatch(value) \
+            or os.path.lexists(project.root / value)
         try:
-            repo_path(project.root, m.group(1), project.build_dir)
+            path = repo_path(project.root, value if from_root else beside, project.build_dir)
         except ValueError as e:
             line = kernel.count("\n", 0, m.start()) + 1
+            problem = str(e) if from_root else (
+                str(e).replace(beside, value) + f" (looked for in the repository root and in "
+                f"{folder}/)" if "file not found" in str(e) else f"'{value}' (in {folder}/): {e}")
             raise _field_error(origin, text, "file", f"{file}:{line}: the "
-                               f"#hal.executable.object path: {e}") from None
-    return tuple(object_paths(kernel))
+                               f"#hal.executable.object path: {problem}") from None
+        searched = searched or ("" if from_root else folder)
+        if value in linked:
+            found.append(path)
+    return tuple(dict.fromkeys(found)), searched
+
+
+def _check_object_search_paths(project: Project) -> None:
+    """Kernels of one module linking objects by the same relative name from different folders:
+    iree-compile would find one file for both (its search paths are per compile)."""
+    by_module: dict[tuple, list[Substitution]] = {}
+    for sub in project.substitutions:
+        if sub.object_search_path:
+            by_module.setdefault((sub.model, sub.target), []).append(sub)
+    for subs in by_module.values():
+        folders = sorted({s.object_search_path for s in subs})
+        for sub in subs:
+            for path in sub.objects:
+                if not path.startswith(sub.object_search_path + "/"):
+                    continue
+                name = path[len(sub.object_search_path) + 1:]
+                for other in folders:
+                    if other != sub.object_search_path and \
+                            (project.root / other / name).exists():
+                        raise sub.origin.error(
+                            f"{sub.file} links '{name}' from its folder, and {other}/{name} "
+                            f"exists too: iree-compile searches every kernel folder of "
+                            f"{sub.model}/{sub.target} and could take either; write the path "
+                            f"from the repository root ('{path}')", "file")
 
 
 def _one_of(words) -> str:

@@ -68,7 +68,7 @@ def _measure(env, sub, found, sources, work, options, device, available):
     plain, substituted = work / f"{sub.executable}.plain.vmfb", work / f"{sub.executable}.vmfb"
     iree_compile = env.subst("$IREE_COMPILE")
     benchmarks.compile_benchmark(iree_compile, source, options, [], plain)
-    benchmarks.compile_benchmark(iree_compile, source, options, [sub.flag], substituted)
+    benchmarks.compile_benchmark(iree_compile, source, options, sub.flags, substituted)
     result.plain_module, result.module = os.path.relpath(plain), os.path.relpath(substituted)
     if not available:
         result.note = f"no '{device}' device here"

@@ -1,10 +1,12 @@
 """The first workflow without copying by hand: a folder of kernels (``from``), kernels derived by
-iree-opt pipelines (``passes``); on llvm-cpu, one small project for the module."""
+iree-opt pipelines (``passes``), objects linked from beside a kernel; on llvm-cpu, one small
+project for the module."""
 from __future__ import annotations
 
 import pytest
 
-from conftest import Project, run_module
+from conftest import REPO, Project, run_module
+from iree_kernels import toolchains
 
 MODEL = """\
 func.func @add(%a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<8xf32> {
@@ -130,3 +132,43 @@ def test_a_pipeline_derives_a_kernel_that_verifies_and_follows_the_model(three):
     assert "kernels/models.toml:13: [[substitutions]] #1 (export 'mul_dispatch_0_*' of " \
         "three/llvm-cpu): field 'passes': iree-opt pipeline " in line
     assert line.endswith("'no-such-pass' does not refer to a registered pass or pass pipeline")
+
+
+SAXPY = """
+[models.saxpy]
+source = "models/saxpy.mlir"
+targets = ["llvm-cpu"]
+
+[[substitutions]]
+model = "saxpy"
+target = "llvm-cpu"
+executable = "main_dispatch_0"
+file = "{}"
+"""
+
+
+@pytest.mark.skipif(toolchains.on_path("clang") is None, reason="no clang")
+def test_an_mlir_kernel_links_objects_beside_it_through_its_folders_search_path(three):
+    three.copy(REPO / "models/saxpy.mlir", "models/saxpy.mlir")
+    three.copy(REPO / "kernels/cpu/saxpy.c", "kernels/saxpy.c")
+    wrapped = SAXPY.format("kernels/saxpy.c") + 'workgroup_count = ["ceildiv(w0, 1024)"]\n'
+    three.write("kernels/models.toml", MODELS + wrapped)
+    three.scons("build/llvm-cpu/saxpy.vmfb")
+    # The wrapper the build made, moved into a folder of its own with the object it links.
+    wrapper = three.read("build/llvm-cpu/saxpy/main_dispatch_0.wrapper.mlir")
+    assert 'path = "build/kernels/saxpy.o"' in wrapper
+    three.write("kernels/native/main_dispatch_0.mlir",
+                wrapper.replace('path = "build/kernels/saxpy.o"', 'path = "saxpy.o"'))
+    three.copy(three.root / "build/kernels/saxpy.o", "kernels/native/saxpy.o")
+    three.write("kernels/models.toml",
+                MODELS + SAXPY.format("kernels/native/main_dispatch_0.mlir"))
+    three.scons("build/llvm-cpu/saxpy.vmfb")
+    assert three.read("build/llvm-cpu/saxpy/substitutions.flags").splitlines()[0] == \
+        "--iree-hal-executable-object-search-path=kernels/native"
+    module = three.root / "build/llvm-cpu/saxpy.vmfb"
+    assert run_module(module, "local-sync", "main", ["4xf32=3", "4xf32=1"]) == "4xf32=7 7 7 7"
+    assert three.scons("--question", "build/llvm-cpu/saxpy.vmfb").ok
+    # The object is a dependency: a new one compiles the module again.
+    with open(three.root / "kernels/native/saxpy.o", "ab") as o:
+        o.write(b"\0")
+    assert [s for s, _ in three.scons("build/llvm-cpu/saxpy.vmfb").steps] == ["IREE"]

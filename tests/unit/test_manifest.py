@@ -207,6 +207,52 @@ def test_an_mlir_kernel_records_the_files_it_links(repo):
     (repo / "in.o").write_bytes(b"")
     (sub,) = load(repo, GOOD).substitutions_for("mlp", "llvm-cpu")
     assert sub.objects == ("kernels/k.o",)                # an embedded object reads no file
+    assert sub.object_search_path == ""
+
+
+LINKING = ('hal.executable @x {{\n  hal.executable.variant @v target(<"llvm-cpu", "e">) objects(['
+           '#hal.executable.object<{{path = "{}"}}>]) {{\n  }}\n}}\n')
+
+
+def test_an_object_path_is_looked_up_from_the_root_then_from_the_kernels_folder(repo):
+    (repo / "kernels/native").mkdir()
+    (repo / "kernels/native/edit.mlir").write_text(LINKING.format("k.o"))
+    (repo / "kernels/native/k.o").write_bytes(b"")
+    text = GOOD.replace("kernels/edit.mlir", "kernels/native/edit.mlir")
+    (sub,) = load(repo, text).substitutions_for("mlp", "llvm-cpu")
+    assert (sub.objects, sub.object_search_path) == (("kernels/native/k.o",), "kernels/native")
+    (repo / "kernels/native/edit.mlir").write_text(LINKING.format("kernels/k.o"))
+    (sub,) = load(repo, text).substitutions_for("mlp", "llvm-cpu")
+    assert (sub.objects, sub.object_search_path) == (("kernels/k.o",), "")
+
+
+@pytest.mark.parametrize("path, expected", [
+    ("../outside.o", "kernels/native/edit.mlir:2: the #hal.executable.object path: "
+     "'../outside.o' is outside the repository"),
+    ("../../../outside.o", "kernels/native/edit.mlir:2: the #hal.executable.object path: "
+     "'../../../outside.o' (in kernels/native/): 'kernels/native/../../../outside.o' is outside "
+     "the repository"),
+    ("missing.o", "file not found: missing.o (looked for in the repository root and in "
+     "kernels/native/)"),
+])
+def test_an_object_outside_the_repository_or_missing_is_refused(repo, path, expected):
+    (repo / "kernels/native").mkdir()
+    (repo / "kernels/native/edit.mlir").write_text(LINKING.format(path))
+    (repo.parent / "outside.o").write_bytes(b"")
+    message = error(repo, GOOD.replace("kernels/edit.mlir", "kernels/native/edit.mlir"))
+    assert expected in message and "\n" not in message
+
+
+def test_two_kernels_of_a_module_linking_one_name_from_two_folders_is_an_error(repo):
+    for folder in ("a", "b"):
+        (repo / f"kernels/{folder}").mkdir()
+        (repo / f"kernels/{folder}/edit.mlir").write_text(LINKING.format("k.o"))
+        (repo / f"kernels/{folder}/k.o").write_bytes(b"")
+    text = GOOD.replace("kernels/edit.mlir", "kernels/a/edit.mlir") + \
+        GOOD.split("\n\n", 1)[1].replace("kernels/edit.mlir", "kernels/b/edit.mlir") \
+        .replace("main$async_dispatch_1", "main$async_dispatch_2")
+    message = error(repo, text)
+    assert "kernels/a/edit.mlir links 'k.o' from its folder, and kernels/b/k.o exists too" in message
 
 
 FOLDER = """\
