@@ -724,9 +724,10 @@ def _check_object_paths(project: Project, file: str, origin: Origin,
     for m in _OBJECT_PATH_RE.finditer(kernel):
         value = m.group(1)
         beside = f"{folder}/{value}"
-        # iree-compile takes the path from its working folder where it is there, else it searches.
+        # iree-compile takes the path from its working folder where it is there, else it
+        # searches; one leading out of the repository or into the build folder is refused.
         from_root = folder == "." or value.startswith("/") or not PATH_RE.fullmatch(value) \
-            or os.path.lexists(project.root / value)
+            or os.path.lexists(project.root / value) or not _inside(project, value)
         try:
             path = repo_path(project.root, value if from_root else beside, project.build_dir)
         except ValueError as e:
@@ -740,6 +741,13 @@ def _check_object_paths(project: Project, file: str, origin: Origin,
         if value in linked:
             found.append(path)
     return tuple(dict.fromkeys(found)), searched
+
+
+def _inside(project: Project, value: str) -> bool:
+    """Whether ``value``, from the repository root, stays in it and out of the build folder."""
+    resolved = _resolve(project.root, value)
+    return resolved.is_relative_to(project.root) and \
+        not resolved.is_relative_to(project.root / project.build_dir)
 
 
 def _check_object_search_paths(project: Project) -> None:

@@ -229,9 +229,8 @@ def test_an_object_path_is_looked_up_from_the_root_then_from_the_kernels_folder(
 @pytest.mark.parametrize("path, expected", [
     ("../outside.o", "kernels/native/edit.mlir:2: the #hal.executable.object path: "
      "'../outside.o' is outside the repository"),
-    ("../../../outside.o", "kernels/native/edit.mlir:2: the #hal.executable.object path: "
-     "'../../../outside.o' (in kernels/native/): 'kernels/native/../../../outside.o' is outside "
-     "the repository"),
+    ("../../outside.o", "kernels/native/edit.mlir:2: the #hal.executable.object path: "
+     "'../../outside.o' is outside the repository"),
     ("missing.o", "file not found: missing.o (looked for in the repository root and in "
      "kernels/native/)"),
 ])
