@@ -267,7 +267,7 @@ def attach(rows: list[Hotspot], modules: dict[str, str], failures: dict[str, str
 
 def mark_substituted(rows: list[Hotspot], substitutions) -> None:
     """Name each row's kernel, from substitution.Record.substitutions."""
-    by_executable = {s.executable: s.file for s in substitutions}
+    by_executable = {s.executable: s.kernel for s in substitutions}
     for row in rows:
         row.substituted_by = by_executable.get(row.executable, "")
 

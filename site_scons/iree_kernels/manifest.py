@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace as _replace
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
@@ -37,8 +37,17 @@ DEFAULT_OPSET = 17
 # A Triton kernel's (.py) compile options; arch: the CUDA architecture it is compiled for.
 TRITON_KEYS = ("constexprs", "num_warps", "num_stages", "arch")
 SUBSTITUTION_KEYS = {"model", "target", "executable", "export", "fingerprint", "file", "mode",
-                     "workgroup_count", "workgroup_size", "function", "verify",
-                     *TRITON_KEYS, *TOLERANCE_KEYS}
+                     "workgroup_count", "workgroup_size", "function", "verify", "from",
+                     "passes", *TRITON_KEYS, *TOLERANCE_KEYS}
+# A kernel derived by iree-opt from the executable's own dumped source (``passes``).
+DERIVED_KEYS = {"model", "target", "executable", "export", "fingerprint", "passes", "verify",
+                *TOLERANCE_KEYS}
+# A folder of kernels (``from``): what applies to every kernel in it.
+FOLDER_KEYS = {"model", "target", "from", "mode", "verify", *TOLERANCE_KEYS}
+# Files a folder of kernels may hold beside its kernels: headers and notes.
+FOLDER_SKIPPED_SUFFIXES = (".h", ".hpp", ".cuh", ".inc", ".md", ".txt")
+# IREE's dump names a source <module>_<executable>; its -from= flags strip the prefix too.
+DUMP_PREFIX = "module_"
 SELECTOR_KEYS = ("executable", "export", "fingerprint")
 FINGERPRINT_RE = re.compile(r"^sha256:[0-9a-f]{12,64}$")
 WRAPPED_KEYS = ("workgroup_count", "workgroup_size", "function")
@@ -88,7 +97,9 @@ class Substitution:
     function: str = ""                # wrapped mode on llvm-cpu: the C function
     export: str = ""                  # selector: a glob over export names
     fingerprint: str = ""             # selector (or, with executable, a check): "sha256:<hex>"
-    objects: tuple = ()               # an MLIR kernel: the files it links as objects
+    objects: tuple = ()               # an MLIR kernel: the files it links (repo-relative)
+    object_search_path: str = ""      # the kernel's folder, where it links files by paths
+                                      # relative to it (--iree-hal-executable-object-search-path)
     atol: float | None = None         # the differential check's tolerance (None: the default)
     rtol: float | None = None
     ulp: int | None = None
@@ -98,6 +109,11 @@ class Substitution:
     num_warps: int = 0                # a Triton kernel: 0 is Triton's default (4)
     num_stages: int = 0               # a Triton kernel: 0 is Triton's default
     arch: str = ""                    # a Triton kernel on cuda: compiled for it, not CUDA_ARCH
+    folder: str = ""                  # from a folder of kernels (``from``): the folder; then
+                                      # executable is the file's stem, DUMP_PREFIX optional
+    passes: tuple = ()                # a derived kernel: the iree-opt pipelines, in order; file
+                                      # is then '' and passes_file the file they are in, if any
+    passes_file: str = ""
 
     @property
     def tolerance(self) -> Tolerance:
@@ -122,7 +138,9 @@ class Substitution:
         return {"model": self.model, "target": self.target,
                 "executable": self.executable, "file": self.file,
                 "mode": self.mode, "manifest": self.origin.file,
-                "selector": self.selector(), "objects": list(self.objects)}
+                "selector": self.selector(), "objects": list(self.objects),
+                **({"passes": list(self.passes), "passes_file": self.passes_file}
+                   if self.passes else {})}
 
     def to_dict(self) -> dict:
         o = self.origin
@@ -133,15 +151,18 @@ class Substitution:
                            "field_lines": dict(o.field_lines)},
                 "workgroup_count": tuple(self.workgroup_count),
                 "workgroup_size": tuple(self.workgroup_size), "function": self.function,
-                "objects": tuple(self.objects),
+                "objects": tuple(self.objects), "object_search_path": self.object_search_path,
                 "atol": self.atol, "rtol": self.rtol, "ulp": self.ulp, "bitwise": self.bitwise,
                 "verify": self.verify, "constexprs": [list(c) for c in self.constexprs],
-                "num_warps": self.num_warps, "num_stages": self.num_stages, "arch": self.arch}
+                "num_warps": self.num_warps, "num_stages": self.num_stages, "arch": self.arch,
+                "folder": self.folder, "passes": list(self.passes),
+                "passes_file": self.passes_file}
 
     @classmethod
     def from_dict(cls, data: dict) -> "Substitution":
         return cls(**{**data, "origin": Origin(**data["origin"]),
-                      "constexprs": tuple(tuple(c) for c in data.get("constexprs", ()))})
+                      "constexprs": tuple(tuple(c) for c in data.get("constexprs", ())),
+                      "passes": tuple(data.get("passes", ()))})
 
 
 @dataclass
@@ -172,6 +193,7 @@ def load_project(root: str | Path, manifest_paths, build_dir: str = "build") -> 
     for sub in project.substitutions:
         _check_references(project, sub)
     _check_duplicates(project)
+    _check_object_search_paths(project)
     _check_outputs(project)
     return project
 
@@ -207,7 +229,10 @@ def _load_manifest(project: Project, path: Path) -> None:
         line = _line_of_header(text, r"\[substitutions\]", index)
         origin = Origin(rel, line, f"[[substitutions]] #{index + 1}",
                         _field_lines(text, line, entry))
-        project.substitutions.append(_substitution(project, entry, origin, text))
+        if isinstance(entry, dict) and "from" in entry:
+            project.substitutions.extend(_folder_substitutions(project, entry, origin, text))
+        else:
+            project.substitutions.append(_substitution(project, entry, origin, text))
 
 
 def _model(project: Project, name: str, entry, origin: Origin, text: str) -> Model:
@@ -294,6 +319,8 @@ def _substitution(project: Project, entry, origin: Origin, text: str) -> Substit
     described = Origin(origin.file, origin.line, f"{origin.entry} ({selector} "
                        f"'{values[selector]}' of {values['model']}/{values['target']})",
                        origin.field_lines)
+    if "passes" in entry:
+        return _derived(project, entry, values, described, text)
     file = _path_field(project, entry, "file", described, text, required=True)
     kind = kernel_kind(file)
     if kind is None:
@@ -309,7 +336,8 @@ def _substitution(project: Project, entry, origin: Origin, text: str) -> Substit
     if values["target"] not in kind.targets:
         raise _field_error(described, text, "file", f"{kind.description} cannot replace an executable "
                            f"of target '{values['target']}'; it fits {', '.join(kind.targets)}")
-    objects = _check_object_paths(project, file, described, text) if file.endswith(".mlir") else ()
+    objects, search_path = _check_object_paths(project, file, described, text) \
+        if file.endswith(".mlir") else ((), "")
     launch = _launch_fields(entry, mode, values["target"], file, described, text)
     triton = _triton_fields(entry, file, values["target"], described, text)
     for key in TOLERANCE_KEYS:
@@ -320,9 +348,151 @@ def _substitution(project: Project, entry, origin: Origin, text: str) -> Substit
                            "computes something else on purpose; no differential check)")
     return Substitution(values["model"], values["target"], values["executable"],
                         file, mode, described, export=values["export"],
-                        fingerprint=values["fingerprint"].lower(), objects=objects, **launch, **triton,
+                        fingerprint=values["fingerprint"].lower(), objects=objects,
+                        object_search_path=search_path, **launch, **triton,
                         verify=entry.get("verify", True),
                         **{key: entry.get(key) for key in TOLERANCE_KEYS})
+
+
+PIPELINE_RE = re.compile(r"^[A-Za-z_][\w.-]*\(.*\)$", re.S)
+
+
+def _derived(project: Project, entry: dict, values: dict, origin: Origin,
+             text: str) -> Substitution:
+    """A kernel the build derives: the executable's dumped source run through iree-opt pipelines.
+
+    ``passes`` is one pipeline (``builtin.module(...)``) or a file of them, one
+    a line (``#`` starts a comment), run in order.
+    """
+    for key in entry:
+        if key not in DERIVED_KEYS:
+            raise UserError(f"field '{key}' does not go with 'passes' (a kernel derived from "
+                            f"the executable's own source); a derived kernel takes "
+                            f"{', '.join(sorted(DERIVED_KEYS))}", file=origin.file,
+                            line=_line_of_field(text, origin.line, key), entry=origin.entry)
+    value = entry["passes"]
+    if not isinstance(value, str) or not value.strip():
+        raise _field_error(origin, text, "passes", "must be an iree-opt pass pipeline "
+                           "(\"builtin.module(...)\") or a file of them, one a line")
+    passes_file = ""
+    if "(" in value:
+        pipelines = [value.strip()]
+    else:
+        passes_file = _path_field(project, entry, "passes", origin, text)
+        try:
+            lines = read_text(project.root / passes_file).splitlines()
+        except (OSError, ValueError, UnicodeDecodeError) as e:
+            raise _field_error(origin, text, "passes", f"cannot read {passes_file}: "
+                               f"{getattr(e, 'strerror', None) or e}") from None
+        pipelines = [line.strip() for line in lines
+                     if line.strip() and not line.strip().startswith("#")]
+        if not pipelines:
+            raise _field_error(origin, text, "passes", f"{passes_file} holds no pipeline "
+                               "(one a line, such as builtin.module(...); '#' starts a comment)")
+    for pipeline in pipelines:
+        where = f"{passes_file}: " if passes_file else ""
+        bad = control_character(pipeline)
+        if bad or not PIPELINE_RE.fullmatch(pipeline):
+            raise _field_error(origin, text, "passes", f"{where}'{shown(pipeline)}' is not a "
+                               "pass pipeline: expected an anchor and its passes, such as "
+                               "builtin.module(hal.executable(hal.executable.variant("
+                               "builtin.module(func.func(canonicalize,cse)))))")
+    for key in TOLERANCE_KEYS:
+        if problem := tolerance_error(key, entry.get(key)):
+            raise _field_error(origin, text, key, problem)
+    if not isinstance(entry.get("verify", True), bool):
+        raise _field_error(origin, text, "verify", "must be true or false")
+    return Substitution(values["model"], values["target"], values["executable"], "", "source",
+                        origin, export=values["export"],
+                        fingerprint=values["fingerprint"].lower(), verify=entry.get("verify", True),
+                        passes=tuple(pipelines), passes_file=passes_file,
+                        **{key: entry.get(key) for key in TOLERANCE_KEYS})
+
+
+def _folder_substitutions(project: Project, entry: dict, origin: Origin,
+                          text: str) -> list[Substitution]:
+    """A folder of kernels (``from``): one substitution per kernel file, named after its executable.
+
+    Read when the manifests are: a file added or removed changes the project's
+    substitutions as an entry added or removed would, and nothing else.
+    """
+    for key in entry:
+        if key not in FOLDER_KEYS:
+            why = ("the folder's files name the executables" if key in SELECTOR_KEYS or
+                   key == "file" else "give a kernel that needs it an entry of its own")
+            raise UserError(f"field '{key}' does not go with 'from' (a folder of kernels): "
+                            f"{why}; a folder entry takes {', '.join(sorted(FOLDER_KEYS))}",
+                            file=origin.file, line=_line_of_field(text, origin.line, key),
+                            entry=origin.entry)
+    folder = _folder_field(project, entry, origin, text)
+    names = []
+    try:
+        listing = sorted(os.scandir(project.root / folder), key=lambda e: e.name)
+    except OSError as e:
+        raise _field_error(origin, text, "from", f"cannot list {folder}/: {e.strerror}") from None
+    for item in listing:
+        if item.name.startswith(".") or item.is_dir() or \
+                item.name.endswith(FOLDER_SKIPPED_SUFFIXES):
+            continue
+        names.append(item.name)
+    target = entry.get("target")
+    fits = sorted(k.suffix for k in KERNEL_KINDS.values()
+                  if target in k.targets and "wrapped" != k.default_mode)
+    if not names:
+        raise _field_error(origin, text, "from", f"{folder}/ holds no kernels: put in it files "
+                           f"named after the model's executables, as scons dump names them "
+                           f"(NAME{' or NAME'.join(fits) if fits else '.mlir'})")
+    subs = []
+    for name in names:
+        file = f"{folder}/{name}"
+        kind = kernel_kind(name)
+        stem = name[:-len(kind.suffix)] if kind else ""
+        if kind is None or not stem:
+            raise _field_error(origin, text, "from", f"{file} is not a kernel file (its name "
+                               f"is an executable's and a kernel suffix: "
+                               f"{', '.join(fits) or ', '.join(KERNEL_KINDS)}); move it out "
+                               f"or name it so")
+        if kind.default_mode == "wrapped":
+            raise _field_error(origin, text, "from", f"{file}: {kind.description} is "
+                               "substituted wrapped, with a launch shape (workgroup_count) a "
+                               "folder cannot give; give it an entry of its own")
+        single = {key: value for key, value in entry.items() if key != "from"}
+        single.update(executable=stem, file=file)
+        lines = dict(origin.field_lines, executable=origin.field_lines.get("from", origin.line),
+                     file=origin.field_lines.get("from", origin.line))
+        described = Origin(origin.file, origin.line, f"{origin.entry} ({file})", lines)
+        sub = _substitution(project, single, described, text)
+        subs.append(_replace(sub, folder=folder))
+    return subs
+
+
+def _folder_field(project: Project, entry: dict, origin: Origin, text: str) -> str:
+    """``from``: a folder in the repository (not the build folder), repo-relative, no '/' at the end."""
+    value = entry.get("from")
+    if not isinstance(value, str) or not value.strip("/"):
+        raise _field_error(origin, text, "from", "must be a folder (a path, relative to the "
+                           "repository root)")
+    value = value.rstrip("/")
+    problem = ""
+    if not PATH_RE.fullmatch(value):
+        bad = next((c for c in value if not PATH_RE.fullmatch(c)), value[-1:])
+        problem = (f"path '{shown(value)}' contains {bad!r}; paths may use letters, digits, "
+                   "spaces and . _ + , @ = / - only")
+    elif value.startswith("/"):
+        problem = f"'{value}' is absolute; write it relative to the repository root"
+    else:
+        resolved = _resolve(project.root, value)
+        if not resolved.is_relative_to(project.root):
+            problem = f"'{value}' is outside the repository"
+        elif resolved.is_relative_to(project.root / project.build_dir):
+            problem = (f"'{value}' is inside the build folder ({project.build_dir}/), which "
+                       "holds what the build makes; keep sources outside it")
+        elif not resolved.is_dir():
+            problem = (f"folder not found: {value}" if not resolved.exists()
+                       else f"'{value}' is not a folder (a single kernel goes in 'file')")
+    if problem:
+        raise _field_error(origin, text, "from", problem)
+    return resolved.relative_to(project.root).as_posix()
 
 
 def _check_selector(values: dict, origin: Origin, text: str) -> None:
@@ -522,24 +692,75 @@ def object_paths(mlir: str) -> list[str]:
     return list(dict.fromkeys(m.group(1) for m in _LINKED_FILE_RE.finditer(mlir)))
 
 
-def _check_object_paths(project: Project, file: str, origin: Origin, text: str) -> tuple[str, ...]:
+def _check_object_paths(project: Project, file: str, origin: Origin,
+                        text: str) -> tuple[tuple[str, ...], str]:
     """Every ``#hal.executable.object<{path = ...}>`` in an MLIR kernel names a file in the repo.
 
-    Returns the files the kernel links.
+    A path is looked up as iree-compile looks it up: relative to the
+    repository root (the build's working folder), then to the kernel's own
+    folder (``--iree-hal-executable-object-search-path``). Returns the files
+    the kernel links (repo-relative) and the kernel's folder where one was
+    found there, else ''.
     """
     try:
         kernel = read_text(project.root / file)
     except (OSError, ValueError, UnicodeDecodeError) as e:
         raise _field_error(origin, text, "file", f"cannot read {file}: "
                            f"{getattr(e, 'strerror', None) or e}") from None
+    folder = PurePosixPath(file).parent.as_posix()
+    linked = set(object_paths(kernel))
+    found, searched = [], ""
     for m in _OBJECT_PATH_RE.finditer(kernel):
+        value = m.group(1)
+        beside = f"{folder}/{value}"
+        # iree-compile takes the path from its working folder where it is there, else it
+        # searches; one leading out of the repository or into the build folder is refused.
+        from_root = folder == "." or value.startswith("/") or not PATH_RE.fullmatch(value) \
+            or os.path.lexists(project.root / value) or not _inside(project, value)
         try:
-            repo_path(project.root, m.group(1), project.build_dir)
+            path = repo_path(project.root, value if from_root else beside, project.build_dir)
         except ValueError as e:
             line = kernel.count("\n", 0, m.start()) + 1
+            problem = str(e) if from_root else (
+                str(e).replace(beside, value) + f" (looked for in the repository root and in "
+                f"{folder}/)" if "file not found" in str(e) else f"'{value}' (in {folder}/): {e}")
             raise _field_error(origin, text, "file", f"{file}:{line}: the "
-                               f"#hal.executable.object path: {e}") from None
-    return tuple(object_paths(kernel))
+                               f"#hal.executable.object path: {problem}") from None
+        searched = searched or ("" if from_root else folder)
+        if value in linked:
+            found.append(path)
+    return tuple(dict.fromkeys(found)), searched
+
+
+def _inside(project: Project, value: str) -> bool:
+    """Whether ``value``, from the repository root, stays in it and out of the build folder."""
+    resolved = _resolve(project.root, value)
+    return resolved.is_relative_to(project.root) and \
+        not resolved.is_relative_to(project.root / project.build_dir)
+
+
+def _check_object_search_paths(project: Project) -> None:
+    """Kernels of one module linking objects by the same relative name from different folders:
+    iree-compile would find one file for both (its search paths are per compile)."""
+    by_module: dict[tuple, list[Substitution]] = {}
+    for sub in project.substitutions:
+        if sub.object_search_path:
+            by_module.setdefault((sub.model, sub.target), []).append(sub)
+    for subs in by_module.values():
+        folders = sorted({s.object_search_path for s in subs})
+        for sub in subs:
+            for path in sub.objects:
+                if not path.startswith(sub.object_search_path + "/"):
+                    continue
+                name = path[len(sub.object_search_path) + 1:]
+                for other in folders:
+                    if other != sub.object_search_path and \
+                            (project.root / other / name).exists():
+                        raise sub.origin.error(
+                            f"{sub.file} links '{name}' from its folder, and {other}/{name} "
+                            f"exists too: iree-compile searches every kernel folder of "
+                            f"{sub.model}/{sub.target} and could take either; write the path "
+                            f"from the repository root ('{path}')", "file")
 
 
 def _one_of(words) -> str:

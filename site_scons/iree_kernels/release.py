@@ -177,8 +177,10 @@ def _flag_file(root: Path, path: str) -> dict:
 # The files of one substitution, as substitutions.json names them: the
 # manifest's kernel, what the build made of it (or the kernel itself), and in
 # wrapped mode the generated hal.executable iree-compile is given.
-SUBSTITUTION_FILES = {"kernel": "file", "compiled": "path", "wrapper": "wrapper"}
-FILE_ROLES = {"kernel": "kernel", "compiled": "compiled kernel", "wrapper": "wrapper"}
+SUBSTITUTION_FILES = {"kernel": "file", "compiled": "path", "wrapper": "wrapper",
+                      "passes": "passes_file"}
+FILE_ROLES = {"kernel": "kernel", "compiled": "compiled kernel", "wrapper": "wrapper",
+              "passes": "pass pipelines"}
 
 
 def _substitution(root: Path, recorded: dict) -> dict:

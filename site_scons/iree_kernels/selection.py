@@ -26,7 +26,7 @@ from .codegen_cache import _name_pattern, normalized
 from .dump import natural_key
 from .errors import UserError
 from .executables import Executable
-from .manifest import Substitution, closest
+from .manifest import DUMP_PREFIX, Substitution, closest
 from .program import Program, ProgramExecutable
 
 SHOWN = 10        # candidates an error lists before "and N more"
@@ -82,11 +82,15 @@ def _select(sub: Substitution, executables: dict[str, Executable], prints: dict[
             seen: frozenset[str]) -> str:
     where = f"{sub.model}/{sub.target}"
     if sub.executable:
+        name = dump_named(sub, executables)
+        if name != sub.executable:
+            return name
         if sub.executable not in executables:
             raise sub.origin.error(
                 f"model '{sub.model}' has no executable '{sub.executable}' for target "
                 f"'{sub.target}'{closest(sub.executable, executables)}; its executables: "
-                f"{', '.join(sorted(executables, key=natural_key)) or 'none'}", "executable")
+                f"{', '.join(sorted(executables, key=natural_key)) or 'none'}",
+                "from" if sub.folder else "executable")
         if sub.fingerprint and not prints.get(sub.executable, "").startswith(sub.fingerprint):
             raise sub.origin.error(_moved(sub, executables, prints, seen), "fingerprint")
         return sub.executable
@@ -116,6 +120,16 @@ def _select(sub: Substitution, executables: dict[str, Executable], prints: dict[
                                "fingerprint (or a longer one) to choose one: "
                                f"{_listing(candidates, executables, prints)}", _field(sub))
     return candidates[0]
+
+
+def dump_named(sub: Substitution, executables) -> str:
+    """The executable a file of a folder of kernels names: its stem, or the stem without the
+    dump's ``module_`` prefix where only that is an executable; other substitutions' own."""
+    if sub.folder and sub.executable not in executables and \
+            sub.executable.startswith(DUMP_PREFIX) and \
+            sub.executable[len(DUMP_PREFIX):] in executables:
+        return sub.executable[len(DUMP_PREFIX):]
+    return sub.executable
 
 
 def _seen(fingerprint: str, seen: frozenset[str]) -> bool:

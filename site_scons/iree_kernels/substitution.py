@@ -22,6 +22,9 @@ from .targets import kernel_kind
 from .render import render
 
 
+OBJECT_SEARCH_PATH_FLAG = "--iree-hal-executable-object-search-path"
+
+
 @dataclass(frozen=True)
 class Planned:
     """A substitution matched to the executable it replaces."""
@@ -39,12 +42,21 @@ class Planned:
         return (f"--iree-hal-substitute-executable-{self.substitution.mode}="
                 f"{self.executable.name}={self.path}")
 
+    @property
+    def flags(self) -> list[str]:
+        """What iree-compile needs to apply it: the flag, after the kernel's object search path."""
+        folder = self.substitution.object_search_path
+        return ([f"{OBJECT_SEARCH_PATH_FLAG}={folder}"] if folder and not self.wrapper else []) \
+            + [self.flag]
+
     def as_record(self) -> dict:
         record = self.substitution.as_record()
         export = self.executable.export
         record.update(executable=self.executable.name, export=export.name,
                       fingerprint=self.fingerprint, path=self.path,
                       layout=export.layout.describe(), flag=self.flag)
+        if len(self.flags) > 1:
+            record.update(flags=self.flags)
         if self.wrapper:
             record.update(wrapper=self.wrapper,
                           workgroup_count=list(self.substitution.workgroup_count),
@@ -165,7 +177,7 @@ def plan_substitutions(substitutions: list[Substitution], executables: dict[str,
 
 def flag_file(planned: list[Planned]) -> str:
     """substitutions.flags: one flag a substitution."""
-    return flag_files.write(p.flag for p in planned)
+    return flag_files.write(dict.fromkeys(flag for p in planned for flag in p.flags))
 
 
 def record(model: str, target: str, source: str, planned: list[Planned]) -> str:
@@ -184,6 +196,16 @@ class Applied:
     file: str                  # the kernel, as the manifest names it
     flag: str                  # the iree-compile flag that applies it
     fields: dict               # every recorded field, for the release's lock record
+
+    @property
+    def flags(self) -> list[str]:
+        """Every flag that applies it (Planned.flags)."""
+        return list(self.fields.get("flags", [self.flag]))
+
+    @property
+    def kernel(self) -> str:
+        """The kernel as people know it: the manifest's file, or a derived kernel's path."""
+        return self.file or self.fields.get("path", "")
 
 
 @dataclass(frozen=True)

@@ -85,6 +85,7 @@ INSTALL = {
     "glslangValidator": "apt-get install glslang-tools (./setup.sh does)",
     "glslc": "apt-get install glslc (./setup.sh does)",
     "spirv-val": "apt-get install spirv-tools (./setup.sh does)",
+    "iree-opt": "it comes with iree-base-compiler (./setup.sh installs it), or set IREE_OPT=/path/to/iree-opt",
 }
 
 

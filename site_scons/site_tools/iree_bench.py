@@ -59,7 +59,7 @@ def run_microbenchmarks(target, source, env):
 
 
 def _measure(env, sub, found, sources, work, options, device, available):
-    result = benchmarks.Result(sub.model, sub.target, sub.executable, sub.export, sub.file,
+    result = benchmarks.Result(sub.model, sub.target, sub.executable, sub.export, sub.kernel,
                                device=device)
     if found is None:
         result.note = "no benchmark (IREE dumps none where sizes depend on data)"
@@ -71,7 +71,7 @@ def _measure(env, sub, found, sources, work, options, device, available):
     iree_compile = env.subst("$IREE_COMPILE")
     limits = timeouts(env)
     benchmarks.compile_benchmark(iree_compile, source, options, [], plain, limits)
-    benchmarks.compile_benchmark(iree_compile, source, options, [sub.flag], substituted, limits)
+    benchmarks.compile_benchmark(iree_compile, source, options, sub.flags, substituted, limits)
     result.plain_module, result.module = os.path.relpath(plain), os.path.relpath(substituted)
     if not available:
         result.note = f"no '{device}' device here"

@@ -71,7 +71,11 @@ def scan_substitutions(node, env, path):
     if node.get_suffix() == ".flags":
         found = _substituted_paths(text, ("source", "object", "configuration"))
     elif node.get_suffix() == ".mlir":
-        found = object_paths(text)
+        # As iree-compile looks an object up: from the repository root, then (the search path
+        # the substitution flags give a kernel linking objects beside it) the kernel's folder.
+        top = env.Dir("#")
+        return [top.File(p) if top.File(p).exists() or not node.dir.File(p).exists()
+                else node.dir.File(p) for p in object_paths(text)]
     else:
         return []
     top = env.Dir("#")

@@ -28,6 +28,7 @@ from iree_kernels import dump, executables, selection, toolchains, translation
 from iree_kernels.program import Program
 from iree_kernels.files import write_atomically
 from iree_kernels.scons.module import DeclaredModule
+from iree_kernels.scons.nodes import read_spec, spec_value
 from iree_kernels.scons.reporting import reporting_user_errors
 from iree_kernels.scons.spawn import timeouts
 
@@ -77,8 +78,25 @@ def write_dump(target, source, env):
         text += (f"\nIREE's errors: {log}"
                  + ("; no benchmarks dumped: the model's compile fails" if "benchmarks" in after
                     else "") + "\n")
+    text += _derived_kernels(source, folder)
     write_atomically(target[0].abspath, text)
     print(text + f"(files in {folder})\n", end="")
+
+
+def _derived_kernels(source, folder: Path) -> str:
+    """Each kernel iree-opt derives (``passes``), copied to derived/ beside sources/; its lines."""
+    shutil.rmtree(folder / "derived", ignore_errors=True)
+    if len(source) < 3:
+        return ""
+    (folder / "derived").mkdir()
+    lines = ["", "Derived kernels (passes), in derived/ beside the sources they come from:"]
+    landed = selection.loads(source[3].get_text_contents())
+    for item, node in zip(read_spec(source[2]), source[4:]):
+        copy = folder / "derived" / node.name.replace(".derived.mlir", ".mlir")
+        shutil.copyfile(node.abspath, copy)
+        lines.append(f"  {landed[item['key']].executable}  derived/{copy.name}  {item['entry']}: "
+                     + " then ".join(item["passes"]))
+    return "\n".join(lines) + "\n"
 
 
 def _dump_emitter(target, source, env):
@@ -91,8 +109,14 @@ def _dump_emitter(target, source, env):
 
 
 def declare_listing(env, declared: DeclaredModule):
+    derived = [s for s in declared.substitutions if s.passes]
+    # Shown beside the sources they are derived from: the derivation runs for the listing.
+    shown = [spec_value(env, [{"key": s.key, "passes": list(s.passes),
+                               "entry": f"{s.origin.file}:{s.origin.line}"} for s in derived]),
+             declared.resolved, *(declared.kernels[s.key].kernel for s in derived)
+             ] if derived else []
     listing = env.IreeDump(declared.folder.Dir("dump").File("executables.txt"),
-                           [declared.options, declared.executables],
+                           [declared.options, declared.executables, *shown],
                            IREE_DUMP_KINDS=env["DUMP"], IREE_DUMP_TARGET=declared.target.name,
                            IREE_DUMP_MODEL=declared.model.name)
     env.Alias("dump", listing)

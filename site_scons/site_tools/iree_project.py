@@ -54,6 +54,7 @@ SHORT_COMSTRS = {
     "TRITON_INTERFACECOMSTR": "ABI      $TARGET",
     "IREE_WRAPPERCOMSTR": "WRAP     $TARGET",
     "IREE_RENAMECOMSTR": "RENAME   $TARGET",
+    "IREE_OPTCOMSTR": "OPT      $TARGET",
     "IREE_DUMPLISTCOMSTR": "LIST     $TARGET",
     "IREE_BENCHCOMSTR": "BENCH    $TARGET",
     "IREE_BENCHREPORTCOMSTR": "REPORT   $TARGET",
@@ -373,6 +374,9 @@ def _declare_kernel(env, sub, executables, resolved, here, where, build,
     Files are named after ``sub.key``: the executable's name is not known yet
     where the manifest selects it by export or fingerprint.
     """
+    if sub.passes:                  # derived from the executable's own source by iree-opt
+        return DeclaredKernel(env.IreeDerive(here.File(f"{file_name(sub.key)}.derived.mlir"),
+                                             sub, executables, resolved)[0])
     launch = []                     # what says the kernel's launch shape, where a file does
     if kernel_kind(sub.file).per_substitution:
         kernel, *launch = _declare_substitution_kernel(env, sub, executables, resolved, here,
@@ -451,6 +455,9 @@ def _scaffold_language(language: str, target: str) -> str:
 
 def _missing_program(env, sub) -> str:
     """The program ``sub`` needs and this machine lacks (compiler, then checker), or ''."""
+    if sub.passes:
+        return "" if env.WhereIs(env.subst("$IREE_OPT")) or \
+            Path(toolchains.real_program(env.subst("$IREE_OPT"))).is_file() else "iree-opt"
     kind = kernel_kind(sub.file)
     compiler = kernel_compiler(env, kind.suffix)
     if compiler:
@@ -483,7 +490,7 @@ def _declare_defaults(env, modules: list[DeclaredModule], build):
 
 def generate(env):
     kernel_tools = dict.fromkeys(kind.tool for kind in KERNEL_KINDS.values() if kind.tool)
-    for tool in ("iree_compile", "iree_substitutions", "iree_run", *kernel_tools, "iree_dump",
+    for tool in ("iree_compile", "iree_opt", "iree_substitutions", "iree_run", *kernel_tools, "iree_dump",
                  "iree_bench", "iree_hotspots", "iree_scaffold", "iree_compile_commands",
                  "iree_cache", "iree_release", "iree_program", "onnx_import", "torch_import",
                  "iree_verify", "iree_expected"):

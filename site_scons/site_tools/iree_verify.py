@@ -60,13 +60,13 @@ def build_harness_modules(target, source, env):
     wanted = json.loads(wanted.read())
     landing = selection.loads(resolved.get_text_contents())[wanted["key"]]
     applied = read_record(record.get_text_contents()).applied(landing.executable)
-    plan = verification.Plan(applied.model, applied.target, landing.executable, applied.file,
+    plan = verification.Plan(applied.model, applied.target, landing.executable, applied.kernel,
                              wanted["tolerance"])
     found = json.loads(Path(harnesses.abspath).read_text()).get(landing.executable, {})
     plan_file, iree_module, kernel_module = (t.abspath for t in target[:3])
     plan.note, plan.shapes = found.get("note", ""), found.get("shapes", "")
     if not plan.note:
-        plan.note = _compile_both(env, found["harness"], options.abspath, applied.flag,
+        plan.note = _compile_both(env, found["harness"], options.abspath, applied.flags,
                                   iree_module, kernel_module, landing.executable)
     if plan.note:
         for module in (iree_module, kernel_module):
@@ -77,7 +77,7 @@ def build_harness_modules(target, source, env):
     write_atomically(plan_file, verification.to_json(plan))
 
 
-def _compile_both(env, harness: str, options: str, flag: str, iree_module: str,
+def _compile_both(env, harness: str, options: str, flags: list[str], iree_module: str,
                   kernel_module: str, executable: str) -> str:
     """Compile the harness plain and with the substitution; why IREE's cannot be, or ''."""
     iree_compile = env.subst("$IREE_COMPILE")
@@ -92,7 +92,7 @@ def _compile_both(env, harness: str, options: str, flag: str, iree_module: str,
             why = first.split("error:", 1)[-1].strip()      # its location is a deleted file
             return (f"IREE cannot compile {executable} for this target, so there is nothing to "
                     f"compare the kernel with ({why[:200]})")
-        benchmarks.compile_benchmark(iree_compile, source, options, [flag],
+        benchmarks.compile_benchmark(iree_compile, source, options, flags,
                                      Path(work) / "kernel.vmfb", timeouts(env))
         for made, path in (("iree.vmfb", iree_module), ("kernel.vmfb", kernel_module)):
             write_atomically(path, (Path(work) / made).read_bytes())

@@ -207,3 +207,139 @@ def test_an_mlir_kernel_records_the_files_it_links(repo):
     (repo / "in.o").write_bytes(b"")
     (sub,) = load(repo, GOOD).substitutions_for("mlp", "llvm-cpu")
     assert sub.objects == ("kernels/k.o",)                # an embedded object reads no file
+    assert sub.object_search_path == ""
+
+
+LINKING = ('hal.executable @x {{\n  hal.executable.variant @v target(<"llvm-cpu", "e">) objects(['
+           '#hal.executable.object<{{path = "{}"}}>]) {{\n  }}\n}}\n')
+
+
+def test_an_object_path_is_looked_up_from_the_root_then_from_the_kernels_folder(repo):
+    (repo / "kernels/native").mkdir()
+    (repo / "kernels/native/edit.mlir").write_text(LINKING.format("k.o"))
+    (repo / "kernels/native/k.o").write_bytes(b"")
+    text = GOOD.replace("kernels/edit.mlir", "kernels/native/edit.mlir")
+    (sub,) = load(repo, text).substitutions_for("mlp", "llvm-cpu")
+    assert (sub.objects, sub.object_search_path) == (("kernels/native/k.o",), "kernels/native")
+    (repo / "kernels/native/edit.mlir").write_text(LINKING.format("kernels/k.o"))
+    (sub,) = load(repo, text).substitutions_for("mlp", "llvm-cpu")
+    assert (sub.objects, sub.object_search_path) == (("kernels/k.o",), "")
+
+
+@pytest.mark.parametrize("path, expected", [
+    ("../outside.o", "kernels/native/edit.mlir:2: the #hal.executable.object path: "
+     "'../outside.o' is outside the repository"),
+    ("../../outside.o", "kernels/native/edit.mlir:2: the #hal.executable.object path: "
+     "'../../outside.o' is outside the repository"),
+    ("missing.o", "file not found: missing.o (looked for in the repository root and in "
+     "kernels/native/)"),
+])
+def test_an_object_outside_the_repository_or_missing_is_refused(repo, path, expected):
+    (repo / "kernels/native").mkdir()
+    (repo / "kernels/native/edit.mlir").write_text(LINKING.format(path))
+    (repo.parent / "outside.o").write_bytes(b"")
+    message = error(repo, GOOD.replace("kernels/edit.mlir", "kernels/native/edit.mlir"))
+    assert expected in message and "\n" not in message
+
+
+def test_two_kernels_of_a_module_linking_one_name_from_two_folders_is_an_error(repo):
+    for folder in ("a", "b"):
+        (repo / f"kernels/{folder}").mkdir()
+        (repo / f"kernels/{folder}/edit.mlir").write_text(LINKING.format("k.o"))
+        (repo / f"kernels/{folder}/k.o").write_bytes(b"")
+    text = GOOD.replace("kernels/edit.mlir", "kernels/a/edit.mlir") + \
+        GOOD.split("\n\n", 1)[1].replace("kernels/edit.mlir", "kernels/b/edit.mlir") \
+        .replace("main$async_dispatch_1", "main$async_dispatch_2")
+    message = error(repo, text)
+    assert "kernels/a/edit.mlir links 'k.o' from its folder, and kernels/b/k.o exists too" in message
+
+
+FOLDER = """\
+[models.mlp]
+source = "models/mlp.mlir"
+targets = ["llvm-cpu", "vulkan"]
+
+[[substitutions]]
+model = "mlp"
+target = "vulkan"
+from = "kernels/tuned/"
+rtol = 0.01
+"""
+
+
+def test_a_folder_of_kernels_is_one_substitution_per_kernel_named_after_its_executable(repo):
+    folder = repo / "kernels/tuned"
+    folder.mkdir()
+    for name in ("module_main_dispatch_0.glsl", "main_dispatch_1.spv", "common.h", ".k.swp"):
+        (folder / name).write_text("")
+    (folder / "include").mkdir()
+    subs = load(repo, FOLDER).substitutions
+    assert [(s.executable, s.file, s.mode, s.folder, s.rtol) for s in subs] == [
+        ("main_dispatch_1", "kernels/tuned/main_dispatch_1.spv", "object", "kernels/tuned", 0.01),
+        ("module_main_dispatch_0", "kernels/tuned/module_main_dispatch_0.glsl", "object",
+         "kernels/tuned", 0.01)]
+    assert subs[0].origin.entry == ("[[substitutions]] #1 (kernels/tuned/main_dispatch_1.spv) "
+                                    "(executable 'main_dispatch_1' of mlp/vulkan)")
+
+
+@pytest.mark.parametrize("files, edit, expected", [
+    (["main_dispatch_0.mlir", "README"], {}, "kernels/demo.toml:8: [[substitutions]] #1: field "
+     "'from': kernels/tuned/README is not a kernel file (its name is an executable's and a "
+     "kernel suffix: .comp, .glsl, .mlir, .spv); move it out or name it so"),
+    (["main_dispatch_0.cu"], {}, "field 'file': a CUDA kernel cannot replace an executable of "
+     "target 'vulkan'; it fits cuda"),
+    ([], {}, "field 'from': kernels/tuned/ holds no kernels"),
+    (["k.mlir"], {"from": '"kernels/missing"'}, "field 'from': folder not found: kernels/missing"),
+    (["k.mlir"], {"from": '"kernels/edit.mlir"'}, "'kernels/edit.mlir' is not a folder"),
+    (["k.mlir"], {"from": '"../"'}, "field 'from': '..' is outside the repository"),
+    (["k.mlir"], {"executable": '"main_dispatch_0"'}, "kernels/demo.toml:9: [[substitutions]] "
+     "#1: field 'executable' does not go with 'from' (a folder of kernels): the folder's files "
+     "name the executables"),
+])
+def test_a_bad_folder_of_kernels_is_one_line_naming_the_entry(repo, files, edit, expected):
+    (repo / "kernels/tuned").mkdir()
+    for name in files:
+        (repo / "kernels/tuned" / name).write_text("")
+    text = FOLDER.replace('rtol = 0.01\n', "".join(f"{k} = {v}\n" for k, v in edit.items())) \
+        if edit else FOLDER
+    if "from" in edit:
+        text = text.replace('from = "kernels/tuned/"\n', "")
+    message = error(repo, text)
+    assert expected in message and "\n" not in message
+
+
+DERIVED = """\
+[models.mlp]
+source = "models/mlp.mlir"
+targets = ["llvm-cpu"]
+
+[[substitutions]]
+model = "mlp"
+target = "llvm-cpu"
+export = "*_matmul_*"
+"""
+PIPELINE = "builtin.module(hal.executable(hal.executable.variant(builtin.module(func.func(cse)))))"
+
+
+def test_a_derived_kernel_is_a_selector_and_pipelines_given_or_read_from_a_file(repo):
+    (sub,) = load(repo, DERIVED + f'passes = "{PIPELINE}"\nulp = 4\n').substitutions
+    assert (sub.export, sub.file, sub.mode, sub.passes, sub.passes_file, sub.ulp) == \
+        ("*_matmul_*", "", "source", (PIPELINE,), "", 4)
+    (repo / "kernels/tune.passes").write_text(f"# first\n{PIPELINE}\n\n  builtin.module(canonicalize)\n")
+    (sub,) = load(repo, DERIVED + 'passes = "kernels/tune.passes"\n').substitutions
+    assert sub.passes == (PIPELINE, "builtin.module(canonicalize)")
+    assert sub.passes_file == "kernels/tune.passes"
+
+
+@pytest.mark.parametrize("edit, expected", [
+    ('passes = "kernels/missing.passes"', "field 'passes': file not found: kernels/missing.passes"),
+    ('passes = "kernels/edit.txt"', "field 'passes': kernels/edit.txt: 'text' is not a pass "
+     "pipeline"),
+    ('passes = "canonicalize("', "field 'passes': 'canonicalize(' is not a pass pipeline"),
+    (f'passes = "{PIPELINE}"\nfile = "kernels/edit.mlir"', "kernels/demo.toml:10: "
+     "[[substitutions]] #1 (export '*_matmul_*' of mlp/llvm-cpu): field 'file' does not go "
+     "with 'passes'"),
+])
+def test_a_bad_derived_kernel_is_one_line_naming_the_entry(repo, edit, expected):
+    message = error(repo, DERIVED + edit + "\n")
+    assert expected in message and "\n" not in message

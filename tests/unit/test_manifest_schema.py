@@ -146,6 +146,15 @@ BAD = {
     "substitution: ulp a float": sub(ulp=1.5),
     "substitution: atol a boolean": sub(atol=True),
     "substitution: verify a string": sub(verify="no"),
+    "substitution: a folder and a file": sub(executable=None, **{"from": "kernels/"}),
+    "substitution: a folder and an executable": sub(file=None, **{"from": "kernels/"}),
+    "substitution: passes and a file": sub(passes="builtin.module(canonicalize)"),
+    "substitution: passes and a mode": sub(file=None, mode="source",
+                                           passes="builtin.module(canonicalize)"),
+    "substitution: passes without a selector": sub(file=None, executable=None,
+                                                   passes="builtin.module(canonicalize)"),
+    "substitution: a folder and a launch shape": sub(file=None, executable=None,
+                                                     workgroup_count=[1], **{"from": "kernels/"}),
 }
 
 

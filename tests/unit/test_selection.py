@@ -257,3 +257,18 @@ def test_renamed_source_takes_the_landed_name(program):
     with pytest.raises(UserError, match=r"^kernels/two.mlir: a source kernel selected by export "
                                         r"or fingerprint must hold one hal.executable \(it holds 2\)"):
         selection.renamed_source(program, "kernels/two.mlir", "x")
+
+
+def test_a_folder_kernel_names_its_executable_with_or_without_the_dump_prefix():
+    found = executables("matmul_4x8_f32", "reduction_4_f32")
+    found["module_x_dispatch_0"] = Executable("module_x_dispatch_0", "llvm-cpu", "elf", ())
+    folder = [Substitution("m", "llvm-cpu", name, f"kernels/f/{name}.mlir", "source",
+                           Origin("kernels/demo.toml", 3, "[[substitutions]] #1", {}),
+                           folder="kernels/f")
+              for name in ("module_main_dispatch_0", "main_dispatch_1", "module_x_dispatch_0")]
+    landed = selection.resolve(folder, found, prints(found))
+    assert [landed[s.key].executable for s in folder] == \
+        ["main_dispatch_0", "main_dispatch_1", "module_x_dispatch_0"]
+    # Outside a folder the manifest's name is the executable's.
+    assert "has no executable 'module_main_dispatch_0'" in resolve_error(
+        [sub(executable="module_main_dispatch_0")], found)

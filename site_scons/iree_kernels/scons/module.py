@@ -68,7 +68,8 @@ class DeclaredModule:
     @property
     def checkout_files(self) -> list[str]:
         """The repository's files the module is made from: the model, kernels and objects."""
-        return [self.model.source, *(s.file for s in self.substitutions),
+        return [self.model.source, *(s.file for s in self.substitutions if s.file),
+                *(s.passes_file for s in self.substitutions if s.passes_file),
                 *(o for s in self.substitutions for o in s.objects)]
 
 
