@@ -40,6 +40,7 @@ ELEMENT_TYPES = {"f32": "fp32", "f16": "fp16", "bf16": "bf16", "f64": "fp64",
 # What a push constant may be declared as: IREE passes 32-bit words.
 CONSTANT_TYPES = ("i32", "u32")
 SCRATCH_PARAMS = 2        # Triton's global and profile scratch pointers, always last
+ALIGNMENT = 16            # what a binding's address is a multiple of, as Triton is told
 
 
 class TritonError(Exception):
@@ -137,6 +138,14 @@ def signature(params: list[Param], spec: dict) -> tuple[dict, dict]:
         raise TritonError(f"constexprs sets {', '.join(sorted(given))}, which '{function}' has "
                           f"no tl.constexpr parameter for (its tl.constexpr parameters: {known})")
     return sig, constexprs
+
+
+def pointer_alignment(params: list[Param], sig: dict) -> dict:
+    """Triton's attrs saying every pointer is 16-byte aligned, as Triton's launcher does for a
+    16-aligned address: IREE's bindings are (their subspans are ``alignment(64)``). Without it
+    loads are not vectorised and tl.dot's operands do not go through TMA or cp.async."""
+    return {(i,): [["tt.divisibility", ALIGNMENT]] for i, p in enumerate(params)
+            if sig.get(p.name, "").startswith("*")}
 
 
 def check_metadata(metadata: dict, spec: dict) -> None:
@@ -338,7 +347,7 @@ def compile_kernel(kernel: str, spec: dict, arch: str, ptx_version: str) -> tupl
             stages["cubin"] = lambda src, metadata: b""
     knobs.runtime.add_stages_inspection_hook = inspect_stages
     try:
-        compiled = triton.compile(ASTSource(fn, sig, constexprs),
+        compiled = triton.compile(ASTSource(fn, sig, constexprs, pointer_alignment(params, sig)),
                                   target=GPUTarget(backend, target_arch, warp_size),
                                   options=options)
     except TritonError:

@@ -150,3 +150,11 @@ def test_interface_types_the_bindings_and_names_the_entry():
 
 
 
+
+
+def test_pointers_are_declared_16_byte_aligned_and_scalars_are_not():
+    found = params("x", "y", "out", "n_lo", "n_hi", "BLOCK")
+    sig, _ = tk.signature(found, SPEC)
+    assert tk.pointer_alignment(found, sig) == {(0,): [["tt.divisibility", 16]],
+                                                (1,): [["tt.divisibility", 16]],
+                                                (2,): [["tt.divisibility", 16]]}
