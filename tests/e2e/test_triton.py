@@ -132,9 +132,12 @@ def test_a_bad_triton_kernel_is_one_line_naming_the_entry(saxpy, case, kernel, e
            "saxpy/cuda): kernel kernels/saxpy.py: " in errors[0], build.output
     assert expected in errors[0], build.output
     assert "Traceback" not in build.output
-    if case == "compile":
-        line = next(n for n, text in enumerate(kernel.splitlines(), 1) if "1000" in text)
-        assert f"(at kernels/saxpy.py:{line})" in errors[0], errors[0]
+    # The kernel's source line: the failing statement's, else the def's (the parameters');
+    # a function that is not there has none (the line lists those there are).
+    if case != "function":
+        at = "1000" if case == "compile" else "def saxpy("
+        line = next(n for n, text in enumerate(kernel.splitlines(), 1) if at in text)
+        assert errors[0].endswith(f"(at kernels/saxpy.py:{line})"), errors[0]
     assert saxpy.scons("--question", "IREE_TARGETS=cuda", expect_ok=False).returncode != 0
 
 

@@ -2,6 +2,7 @@
 scratch parameters stripped from the LLVM IR (no Triton needed)."""
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
@@ -158,3 +159,31 @@ def test_pointers_are_declared_16_byte_aligned_and_scalars_are_not():
     assert tk.pointer_alignment(found, sig) == {(0,): [["tt.divisibility", 16]],
                                                 (1,): [["tt.divisibility", 16]],
                                                 (2,): [["tt.divisibility", 16]]}
+
+
+def _kernel(x, y,
+            n, BLOCK):            # a stand-in for a @triton.jit function: its file and lines
+    pass
+
+
+def test_a_kernels_error_names_the_line_of_its_parameter_or_of_its_def():
+    import inspect
+    from types import SimpleNamespace
+    lines, first = inspect.getsourcelines(_kernel)
+    fn = SimpleNamespace(fn=_kernel, def_file_line_number=first, src="".join(lines))
+    here = os.path.relpath(__file__)
+    assert tk.kernel_line(fn) == f" (at {here}:{first})"
+    assert tk.kernel_line(fn, "y") == f" (at {here}:{first})"
+    assert tk.kernel_line(fn, "n") == f" (at {here}:{first + 1})"
+    assert tk.kernel_line(fn, "absent") == f" (at {here}:{first})"
+    assert tk.kernel_line(SimpleNamespace()) == ""
+
+
+def test_an_abi_error_says_which_parameter_it_is_about():
+    with pytest.raises(TritonError) as raised:
+        tk.signature(params("x", "y", "out", "n", "alpha", "BLOCK",
+                            annotations={"alpha": "fp32"}), SPEC)
+    assert raised.value.parameter == "alpha"
+    with pytest.raises(TritonError) as raised:
+        tk.signature(params("x", "y", "out", "n", "BLOCK"), SPEC)
+    assert raised.value.parameter == ""                    # a count: the def's line
