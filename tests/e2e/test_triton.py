@@ -7,6 +7,7 @@ entry. tests/gpu/test_triton_on_gpu.py runs the module.
 """
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import json
 import re
@@ -84,6 +85,11 @@ def test_a_triton_kernel_builds_into_a_hip_module(saxpy):
     wrapper = saxpy.read("build/hip/saxpy/main_dispatch_0.wrapper.mlir")
     assert "<workgroup_size = [256 : index, 1 : index, 1 : index]>" in wrapper   # 4 x 64
     assert (saxpy.root / "build/hip/saxpy.vmfb").is_file()
+    # Triton's version keys the kernel's compile, so the release's lock names it.
+    saxpy.scons("IREE_TARGETS=hip", "release")
+    module, = json.loads(saxpy.read("build/release/iree-kernels-release.lock.json"))["modules"]
+    assert module["tools"]["triton"] == f"triton {importlib.metadata.version('triton')}"
+    assert sorted(module["tools"]) == ["iree-compile", "triton"]
 
 
 @needs_ptxas
