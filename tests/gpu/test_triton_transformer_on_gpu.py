@@ -13,11 +13,12 @@ Built where triton and iree-compile are (the GPU machine has neither):
     PYTHONPATH=tests:site_scons ./setup.sh python tests/gpu/test_triton_transformer_on_gpu.py
 
 builds the project in build/triton-transformer/ (scons modules, verify,
-microbenchmarks; the module without the kernel beside it) and copies what the
+microbenchmarks, hotspots; the module without the kernel beside it) and copies what the
 GPU run needs, about 35 MB, into build/triton-transformer-gpu/; carry that folder.
 On the GPU machine the tests run the verification plan, the kernel's and IREE's
-microbenchmarks and the model end to end with and without the kernel, printing
-the figures.
+microbenchmarks, the model's hotspots (IREE's own executables, the substituted
+one named) and the model end to end with and without the kernel, printing the
+figures.
 """
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parents[1]))
 from conftest import REPO, SCONS  # noqa: E402
 from harness import scons  # noqa: E402
-from iree_kernels import benchmarks, runtime, toolchains, verification  # noqa: E402
+from iree_kernels import benchmarks, hotspots, runtime, toolchains, verification  # noqa: E402
 
 RUN_MODULE = toolchains.iree_tool("iree-run-module") or "iree-run-module"
 BENCHMARK_MODULE = toolchains.iree_tool("iree-benchmark-module") or "iree-benchmark-module"
@@ -43,6 +44,7 @@ MODEL = "torch_transformer"
 CORPUS = ["--only", MODEL, "--scale", "8", "--tokens", "2048"]
 INPUT = f"models/{MODEL}/input0.npy"
 WITH_KERNEL, WITHOUT = f"build/cuda/{MODEL}.vmfb", f"build/plain/{MODEL}.vmfb"
+HOTSPOTS = f"build/cuda/{MODEL}/hotspots.json"
 GOAL = 2.0                  # the Triton kernel's speedup over IREE's own executable
 MANIFEST = f"""
 [models.{MODEL}]
@@ -83,7 +85,7 @@ def build() -> None:
     shutil.copyfile(REPO / "kernels/triton/attention_scores.py",
                     ROOT / "kernels/attention_scores.py")
     (ROOT / "kernels/demo.toml").write_text(MANIFEST)
-    made = scons(ROOT, "IREE_TARGETS=cuda", "modules", "verify", "microbenchmarks")
+    made = scons(ROOT, "IREE_TARGETS=cuda", "modules", "verify", "microbenchmarks", "hotspots")
     print(made.stdout)
     assert made.ok, made.failure()
     (ROOT / WITHOUT).parent.mkdir(parents=True, exist_ok=True)
@@ -91,7 +93,9 @@ def build() -> None:
                     f"@build/cuda/{MODEL}/options.flags", "-o", WITHOUT],
                    cwd=ROOT, check=True, capture_output=True, timeout=1200)
     shutil.rmtree(GPU, ignore_errors=True)
-    wanted = [WITH_KERNEL, WITHOUT, INPUT, f"build/cuda/{MODEL}/microbenchmarks.json",
+    hot = hotspots.from_json((ROOT / HOTSPOTS).read_text())
+    wanted = [WITH_KERNEL, WITHOUT, INPUT, f"build/cuda/{MODEL}/microbenchmarks.json", HOTSPOTS,
+              *sorted({row.module for row in hot.rows if row.module}),
               *(p.relative_to(ROOT) for p in (ROOT / f"build/cuda/{MODEL}/verify").iterdir()),
               *(p.relative_to(ROOT) for p in
                 (ROOT / f"build/cuda/{MODEL}/microbenchmarks").glob("*.vmfb"))]
@@ -160,3 +164,13 @@ def test_the_triton_kernel_is_faster_than_iree_and_the_model_too(at_gpu_root):
           f"{'met' if result.speedup >= GOAL else 'not met'} ({result.speedup:.2f}x)")
     assert result.speedup >= GOAL
     assert with_kernel < without
+
+
+def test_hotspots_on_cuda_name_the_triton_kernel(at_gpu_root):
+    report = hotspots.from_json((GPU / HOTSPOTS).read_text())
+    hotspots.time(report, BENCHMARK_MODULE, report.flags.split(), True)
+    print(hotspots.table(report), end="")
+    row, = [r for r in report.rows if r.substituted_by]
+    assert row.export.endswith("_batch_matmul_4x2048x2048x128_f32")
+    assert row.substituted_by == "kernels/attention_scores.py"
+    assert row.us_per_dispatch is not None, row.note
