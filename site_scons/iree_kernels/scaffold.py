@@ -28,7 +28,7 @@ LANGUAGES = {  # language: (targets it writes for, None: any; suffix, template, 
 }
 TRITON_BLOCK = 1024      # a Triton skeleton's BLOCK: elements a program takes at a time
 # The language a target's skeleton is written in where none is asked for.
-TARGET_LANGUAGES = {"cuda": "cuda", "vulkan": "glsl", "llvm-cpu": "c"}
+TARGET_LANGUAGES = {"cuda": "cuda", "vulkan": "glsl", "llvm-cpu": "c", "hip": "triton"}
 _C_TYPES = {"f32": "float", "f64": "double", "f16": "uint16_t", "bf16": "uint16_t",
             "i8": "int8_t", "i16": "int16_t", "i32": "int32_t", "i64": "int64_t",
             "i1": "uint8_t"}

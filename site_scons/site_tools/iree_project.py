@@ -445,7 +445,7 @@ def _scaffold_language(language: str, target: str) -> str:
     if fits is not None and target not in fits:
         fail(f"LANGUAGE={language} writes kernels for target "
              f"{' or '.join(repr(f) for f in fits)}, not '{target}'; for {target} leave "
-             f"LANGUAGE out ({TARGET_LANGUAGES.get(target, 'mlir')}) or give mlir")
+             f"LANGUAGE out ({TARGET_LANGUAGES[target]}) or give mlir")
     return language
 
 

@@ -242,3 +242,10 @@ def test_a_triton_skeleton_compiles_as_generated(tmp_path):
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     assert f".entry {spec['entry']}(" in (tmp_path / "k.ptx").read_text()
+
+
+def test_every_target_has_a_skeleton_language_that_writes_for_it():
+    for target, language in scaffold.TARGET_LANGUAGES.items():
+        assert target in scaffold.LANGUAGES[language][0]
+    from iree_kernels.targets import TARGETS
+    assert set(scaffold.TARGET_LANGUAGES) == set(TARGETS)     # hip: triton, not a traceback
