@@ -1,7 +1,7 @@
 """A corpus of models like the ones users bring: dense weights, torch exports, shared and dynamic dispatches.
 
-    ./setup.sh python bench/corpus.py OUTDIR [--only NAME[,NAME...]] [--scale S] [--tokens T] [--seed N]
-        [--onnx squeezenet,densenet121,...] [--list]
+    ./setup.sh python bench/corpus.py OUTDIR [--only NAME[,NAME...]] [--scale S] [--tokens T]
+        [--seed N] [--onnx squeezenet,densenet121,...] [--list]
 
 writes, for each model, ``OUTDIR/<name>.onnx|.mlir|.pt2``, its seeded inputs
 ``OUTDIR/<name>/input<i>.npy`` and, for the torch models, torch's own
@@ -295,7 +295,8 @@ def expected_toml(entry: Entry, prefix: str) -> str:
 
 
 def write(out: Path, only: list[str] | None = None, *, seed: int = 0, scale: float = 1.0,
-          tokens: int = 16, onnx: tuple[str, ...] = DEFAULT_ONNX, root: Path | None = None) -> list[Entry]:
+          tokens: int = 16, onnx: tuple[str, ...] = DEFAULT_ONNX,
+          root: Path | None = None) -> list[Entry]:
     """Write the corpus (or the models ``only`` names) into ``out``; what was written."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

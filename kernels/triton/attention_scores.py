@@ -1,4 +1,4 @@
-"""The attention scores of bench/corpus.py's torch_transformer, q @ k^T / sqrt(128), as a Triton kernel.
+"""torch_transformer's attention scores, q @ k^T / sqrt(128), as a Triton kernel (bench/corpus.py).
 
 Replaces main$async_dispatch_8 (batch_matmul_4x2048x2048x128_f32) of the corpus
 written with ``--scale 8 --tokens 2048`` (d = 512, 4 heads of 128, 2048 tokens):

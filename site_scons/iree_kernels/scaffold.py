@@ -128,7 +128,8 @@ def skeleton(language: str, model: str, target: str, source: Executable,
         return Skeleton(file, dumped_source, entry)
     export = translated.export
     size = list(export.workgroup_size or (1, 1, 1)) + [1, 1, 1]
-    text = render(template, comment="#" if language == "triton" else "//", model=model, target=target, executable=source,
+    text = render(template, comment="#" if language == "triton" else "//", model=model,
+                  target=target, executable=source,
                   export=source.export, mode=mode, types=source.binding_types,
                   tensors=[[t.describe() for t in source.subspans if t.binding == b.index]
                            for b in source.export.layout.bindings],
