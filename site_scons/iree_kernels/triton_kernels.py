@@ -151,7 +151,8 @@ def signature(params: list[Param], spec: dict) -> tuple[dict, dict]:
 
 def pointer_alignment(params: list[Param], sig: dict) -> dict:
     """Triton's attrs saying every pointer is 16-byte aligned, as Triton's launcher does for a
-    16-aligned address: IREE's bindings are (their subspans are ``alignment(64)``). Without it
+    16-aligned address: IREE's bindings are (IREE's own kernels declare their pointers
+    ``llvm.align = 16``; the subspans say ``alignment(64)``). Without it
     loads are not vectorised and tl.dot's operands do not go through TMA or cp.async."""
     return {(i,): [["tt.divisibility", ALIGNMENT]] for i, p in enumerate(params)
             if sig.get(p.name, "").startswith("*")}
