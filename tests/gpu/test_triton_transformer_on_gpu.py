@@ -13,12 +13,13 @@ Built where triton and iree-compile are (the GPU machine has neither):
     PYTHONPATH=tests:site_scons ./setup.sh python tests/gpu/test_triton_transformer_on_gpu.py
 
 builds the project in build/triton-transformer/ (scons modules, verify,
-microbenchmarks, hotspots; the module without the kernel beside it) and copies what the
-GPU run needs, about 35 MB, into build/triton-transformer-gpu/; carry that folder.
-On the GPU machine the tests run the verification plan, the kernel's and IREE's
-microbenchmarks (and those of two other tile shapes, built with BUILD_DIR=build/tiles-*), the model's hotspots (IREE's own executables, the substituted
-one named) and the model end to end with and without the kernel, printing the
-figures.
+microbenchmarks, hotspots; the module without the kernel beside it; the
+microbenchmarks of two other tile shapes with BUILD_DIR=build/tiles-*) and copies
+what the GPU run needs, 30 MB, into build/triton-transformer-gpu/; carry that
+folder. On the GPU machine the tests run the verification plan, the kernel's and
+IREE's microbenchmarks (the other tile shapes' beside them), the model's hotspots
+(IREE's own executables, the substituted one named) and the model end to end with
+and without the kernel, printing the figures.
 """
 from __future__ import annotations
 
