@@ -1,7 +1,7 @@
 """A corpus of models like the ones users bring: dense weights, torch exports, shared and dynamic dispatches.
 
-    ./setup.sh python bench/corpus.py OUTDIR [--only NAME[,NAME...]] [--scale S] [--seed N]
-        [--onnx squeezenet,densenet121,...] [--list]
+    ./setup.sh python bench/corpus.py OUTDIR [--only NAME[,NAME...]] [--scale S] [--tokens T]
+        [--seed N] [--onnx squeezenet,densenet121,...] [--list]
 
 writes, for each model, ``OUTDIR/<name>.onnx|.mlir|.pt2``, its seeded inputs
 ``OUTDIR/<name>/input<i>.npy`` and, for the torch models, torch's own
@@ -25,7 +25,9 @@ The models (``--list``):
                     several dispatch sites (``save_mlir``)
   torch_dynamic     an MLP whose batch is dynamic, a ``.pt2``; its expected
                     cases have batches 3 and 5
-``--scale`` multiplies the torch models' widths (weights grow with its square).
+``--scale`` multiplies the torch models' widths (weights grow with its square);
+``--tokens`` is torch_transformer's sequence length (default 16: its matmuls
+have 16 rows).
 
 Not for: measuring (bench/real_models.py and the corpus test time builds of
 these), or fetching real weights. Needs onnx for the ONNX models, torch and
@@ -163,7 +165,7 @@ def write_onnx(out: Path, light: str, seed: int) -> Entry:
 
 # --- torch models ---------------------------------------------------------------
 
-def _torch_modules(scale: float):
+def _torch_modules(scale: float, tokens: int = 16):
     """The torch models' classes and example inputs, defined only once torch is imported."""
     import torch
     from torch import nn
@@ -223,7 +225,7 @@ def _torch_modules(scale: float):
 
     d = 4 * max(1, round(16 * scale))               # divisible by the 4 heads
     return {"torch_cnn": (Cnn(), [(1, 3, 32, 32)]),
-            "torch_transformer": (Block(d), [(1, 16, d)]),
+            "torch_transformer": (Block(d), [(1, tokens, d)]),
             "torch_layers": (Layers(width(128)), [(8, width(128))]),
             "torch_dynamic": (Mlp(), [(3, 32), (5, 32)])}
 
@@ -242,10 +244,10 @@ def _seed_weights(module, seed: int) -> int:
     return total
 
 
-def write_torch(out: Path, name: str, seed: int, scale: float) -> Entry:
+def write_torch(out: Path, name: str, seed: int, scale: float, tokens: int = 16) -> Entry:
     import torch
     import iree.turbine.aot as aot
-    module, shapes = _torch_modules(scale)[name]
+    module, shapes = _torch_modules(scale, tokens)[name]
     module.eval()
     weights = _seed_weights(module, seed)
     rng = np.random.default_rng(seed + 1)
@@ -293,7 +295,8 @@ def expected_toml(entry: Entry, prefix: str) -> str:
 
 
 def write(out: Path, only: list[str] | None = None, *, seed: int = 0, scale: float = 1.0,
-          onnx: tuple[str, ...] = DEFAULT_ONNX, root: Path | None = None) -> list[Entry]:
+          tokens: int = 16, onnx: tuple[str, ...] = DEFAULT_ONNX,
+          root: Path | None = None) -> list[Entry]:
     """Write the corpus (or the models ``only`` names) into ``out``; what was written."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -307,7 +310,7 @@ def write(out: Path, only: list[str] | None = None, *, seed: int = 0, scale: flo
         if name.startswith("onnx_"):
             entries.append(write_onnx(out, name.removeprefix("onnx_"), seed))
         else:
-            entry = write_torch(out, name, seed, scale)
+            entry = write_torch(out, name, seed, scale, tokens)
             _write_atomically(out / f"{name}.expected.toml", expected_toml(entry, prefix).encode())
             entries.append(entry)
     return entries
@@ -320,6 +323,8 @@ def main(argv=None) -> int:
     parser.add_argument("--onnx", default=",".join(DEFAULT_ONNX),
                         help="light models to make dense (onnx_<name>)")
     parser.add_argument("--scale", type=float, default=1.0, help="torch models' width multiplier")
+    parser.add_argument("--tokens", type=int, default=16,
+                        help="torch_transformer's sequence length")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--root", type=Path, default=None,
                         help="the repo the expected outputs' paths are relative to (default: .)")
@@ -332,7 +337,8 @@ def main(argv=None) -> int:
     if args.out is None:
         parser.error("OUTDIR is required")
     only = [n for n in args.only.split(",") if n] or None
-    for entry in write(args.out, only, seed=args.seed, scale=args.scale, onnx=onnx, root=args.root):
+    for entry in write(args.out, only, seed=args.seed, scale=args.scale, tokens=args.tokens,
+                       onnx=onnx, root=args.root):
         size = (args.out / entry.source).stat().st_size
         print(f"{args.out / entry.source}: {size} bytes, {entry.weights_bytes / 1e6:.2f} MB of "
               f"weights, function @{entry.function}, {len(entry.cases)} case(s)")

@@ -1,6 +1,6 @@
 """Kernel skeletons generated from a dumped executable, with their manifest entries.
 
-``scons scaffold SCAFFOLD=model/target/executable LANGUAGE=cuda|glsl|c|mlir``
+``scons scaffold SCAFFOLD=model/target/executable LANGUAGE=cuda|glsl|c|triton|mlir``
 (the executable by name, by number or by an export glob: ``select``) writes a kernel that compiles as generated and passes the build's checks: the
 entry named after the export, parameters in binding order, push constants, and
 a comment stating the layout and IREE's launch shape. For ``mlir`` it copies
@@ -19,14 +19,16 @@ from .executables import Executable, Subspan
 from .manifest import closest
 from .render import render
 
-LANGUAGES = {  # language: (target, suffix, template, mode)
-    "cuda": ("cuda", ".cu", "scaffold/kernel.cu.j2", "object"),
-    "glsl": ("vulkan", ".glsl", "scaffold/kernel.glsl.j2", "object"),
-    "c": ("llvm-cpu", ".c", "scaffold/kernel.c.j2", "wrapped"),
+LANGUAGES = {  # language: (targets it writes for, None: any; suffix, template, mode)
+    "cuda": (("cuda",), ".cu", "scaffold/kernel.cu.j2", "object"),
+    "glsl": (("vulkan",), ".glsl", "scaffold/kernel.glsl.j2", "object"),
+    "c": (("llvm-cpu",), ".c", "scaffold/kernel.c.j2", "wrapped"),
+    "triton": (("cuda", "hip"), ".py", "scaffold/kernel.py.j2", "wrapped"),
     "mlir": (None, ".mlir", None, "source"),
 }
+TRITON_BLOCK = 1024      # a Triton skeleton's BLOCK: elements a program takes at a time
 # The language a target's skeleton is written in where none is asked for.
-TARGET_LANGUAGES = {"cuda": "cuda", "vulkan": "glsl", "llvm-cpu": "c"}
+TARGET_LANGUAGES = {"cuda": "cuda", "vulkan": "glsl", "llvm-cpu": "c", "hip": "triton"}
 _C_TYPES = {"f32": "float", "f64": "double", "f16": "uint16_t", "bf16": "uint16_t",
             "i8": "int8_t", "i16": "int16_t", "i32": "int32_t", "i64": "int64_t",
             "i1": "uint8_t"}
@@ -112,22 +114,28 @@ def skeleton(language: str, model: str, target: str, source: Executable,
         raise UserError(f"LANGUAGE: unknown language '{language}'; languages: "
                         f"{', '.join(LANGUAGES)}")
     fits, _suffix, template, mode = LANGUAGES[language]
-    if fits is not None and fits != target:
-        raise UserError(f"LANGUAGE={language} writes kernels for target '{fits}', not '{target}'")
+    if fits is not None and target not in fits:
+        raise UserError(f"LANGUAGE={language} writes kernels for target "
+                        f"{' or '.join(repr(f) for f in fits)}, not '{target}'")
     file = kernel_path(language, model, target, source.name)
+    output = next((t for t in source.subspans if t.access != "readonly"), None)
+    outputs = output_count(output, language)
     entry = render("scaffold/entry.toml.j2", model=model, target=target, executable=source,
-                   file=file, mode=mode, fingerprint=fingerprint)
+                   file=file, mode=mode, fingerprint=fingerprint, language=language,
+                   block=TRITON_BLOCK, outputs=outputs,
+                   blocks=-(-int(outputs) // TRITON_BLOCK) if outputs.isdigit() else 0)
     if template is None:
         return Skeleton(file, dumped_source, entry)
     export = translated.export
     size = list(export.workgroup_size or (1, 1, 1)) + [1, 1, 1]
-    output = next((t for t in source.subspans if t.access != "readonly"), None)
-    text = render(template, comment="//", model=model, target=target, executable=source,
+    text = render(template, comment="#" if language == "triton" else "//", model=model,
+                  target=target, executable=source,
                   export=source.export, mode=mode, types=source.binding_types,
                   tensors=[[t.describe() for t in source.subspans if t.binding == b.index]
                            for b in source.export.layout.bindings],
-                  output=output, outputs=output_count(output, language),
+                  output=output, outputs=outputs,
                   offsets=source.binding_offsets,
+                  sizes=[_element_bytes(t) for t in source.binding_types],
                   ctypes=[_element_type(t, _C_TYPES, "uint8_t") for t in source.binding_types],
                   glsltypes=[_element_type(t, _GLSL_TYPES, "uint") for t in source.binding_types],
                   local_size=size[:3], function=file.rsplit("/", 1)[1].rsplit(".", 1)[0],
@@ -156,10 +164,16 @@ def output_count(output: Subspan | None, language: str) -> str:
             return ""
         low = constants[0]
         factors.append(f"push_constants.values[{low}]" if language == "glsl" else f"c{low}")
-    suffix = "" if language == "c" else "u"
+    suffix = "u" if language in ("cuda", "glsl") else ""
     if static != 1 or not factors:
         factors.append(f"{static}{suffix}")
     return " * ".join(factors)
+
+
+def _element_bytes(binding_type: str) -> int:
+    """The byte size of a binding's element (1 where unknown or narrower than a byte)."""
+    match = re.search(r"x?[a-z]+(\d+)(?:[A-Z]\w*)?>$", binding_type)
+    return max(1, int(match.group(1)) // 8) if match else 1
 
 
 def _element_type(binding_type: str, types: dict[str, str], fallback: str) -> str:

@@ -22,11 +22,13 @@ Triton installed; it does not run SCons or iree-compile.
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import re
 import sys
 import tempfile
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,10 +42,18 @@ ELEMENT_TYPES = {"f32": "fp32", "f16": "fp16", "bf16": "bf16", "f64": "fp64",
 # What a push constant may be declared as: IREE passes 32-bit words.
 CONSTANT_TYPES = ("i32", "u32")
 SCRATCH_PARAMS = 2        # Triton's global and profile scratch pointers, always last
+ALIGNMENT = 16            # what a binding's address is a multiple of, as Triton is told
 
 
 class TritonError(Exception):
-    """A Triton kernel that cannot replace its executable; the message is one line."""
+    """A Triton kernel that cannot replace its executable; the message is one line.
+
+    ``parameter``: the kernel parameter it is about, whose line the message gets.
+    """
+
+    def __init__(self, message: str, parameter: str = "") -> None:
+        super().__init__(message)
+        self.parameter = parameter
 
 
 @dataclass(frozen=True)
@@ -106,37 +116,46 @@ def signature(params: list[Param], spec: dict) -> tuple[dict, dict]:
             if kind and not kind.startswith("*"):
                 raise TritonError(f"'{function}' parameter '{param.name}' is annotated {kind}, "
                                   f"but binding {position} is passed there: a pointer; "
-                                  f"expected {expected}")
+                                  f"expected {expected}", param.name)
             sig[param.name] = kind or f"*{bindings[position]}"
             continue
         if kind.startswith("*"):
             raise TritonError(f"'{function}' parameter '{param.name}' is a pointer ({kind}), "
                               f"but push constant {position - len(bindings)} is passed there; "
-                              f"expected {expected}")
+                              f"expected {expected}", param.name)
         if kind and kind not in CONSTANT_TYPES:
             width = "a 64-bit" if kind.endswith("64") else "a float" if "f" in kind else "a"
             raise TritonError(f"'{function}' parameter '{param.name}' is {width} scalar ({kind}); "
                               f"IREE passes push constants as 32-bit integers: declare it i32 "
                               f"(a 64-bit value arrives as two, low word first; a float as its "
-                              f"bits: .to(tl.float32, bitcast=True))")
+                              f"bits: .to(tl.float32, bitcast=True))", param.name)
         sig[param.name] = kind or "i32"
     for param in params:
         if not param.constexpr:
             if param.name in given:
                 raise TritonError(f"constexprs sets '{param.name}', but '{function}' takes it "
-                                  f"at run time (it is not annotated tl.constexpr)")
+                                  f"at run time (it is not annotated tl.constexpr)", param.name)
             continue
         sig[param.name] = "constexpr"
         if param.name in given:
             constexprs[param.name] = given.pop(param.name)
         elif not param.has_default:
             raise TritonError(f"'{function}' needs a value for its tl.constexpr parameter "
-                              f"'{param.name}': add it to the entry's constexprs")
+                              f"'{param.name}': add it to the entry's constexprs", param.name)
     if given:
         known = ", ".join(p.name for p in params if p.constexpr) or "none"
         raise TritonError(f"constexprs sets {', '.join(sorted(given))}, which '{function}' has "
                           f"no tl.constexpr parameter for (its tl.constexpr parameters: {known})")
     return sig, constexprs
+
+
+def pointer_alignment(params: list[Param], sig: dict) -> dict:
+    """Triton's attrs saying every pointer is 16-byte aligned, as Triton's launcher does for a
+    16-aligned address: IREE's bindings are (IREE's own kernels declare their pointers
+    ``llvm.align = 16``; the subspans say ``alignment(64)``). Without it
+    loads are not vectorised and tl.dot's operands do not go through TMA or cp.async."""
+    return {(i,): [["tt.divisibility", ALIGNMENT]] for i, p in enumerate(params)
+            if sig.get(p.name, "").startswith("*")}
 
 
 def check_metadata(metadata: dict, spec: dict) -> None:
@@ -241,6 +260,28 @@ def gpu_target(arch: str) -> tuple[str, int | str, int]:
     raise TritonError(f"'{arch}' is not a CUDA (sm_80) or AMD (gfx942) architecture")
 
 
+def kernel_line(fn, parameter: str = "") -> str:
+    """' (at kernels/k.py:12)': the line of ``fn``'s ``parameter``, or of its ``def``; or ''."""
+    first = getattr(fn, "def_file_line_number", None)
+    try:
+        path = os.path.relpath(fn.fn.__code__.co_filename)
+    except (AttributeError, ValueError):
+        return ""
+    if first is None:
+        return ""
+    line = first
+    if parameter:
+        try:
+            arguments = ast.parse(textwrap.dedent(fn.src)).body[0].args
+        except (SyntaxError, IndexError, AttributeError, TypeError):
+            arguments = None
+        for arg in (arguments.posonlyargs + arguments.args + arguments.kwonlyargs
+                    if arguments else ()):
+            if arg.arg == parameter:
+                line = first + arg.lineno - 1
+    return f" (at {path}:{line})"
+
+
 def source_line(error, fn) -> str:
     """' (at kernels/k.py:12)' for a Triton CompilationError, or ''."""
     node = getattr(error, "node", None)
@@ -312,7 +353,10 @@ def compile_kernel(kernel: str, spec: dict, arch: str, ptx_version: str) -> tupl
 
     fn = _load_function(kernel, spec["function"])
     params = [Param(p.name, p.is_constexpr, p.annotation, p.has_default) for p in fn.params]
-    sig, constexprs = signature(params, spec)
+    try:
+        sig, constexprs = signature(params, spec)
+    except TritonError as e:
+        raise TritonError(f"{e}{kernel_line(fn, e.parameter)}") from None
     backend, target_arch, warp_size = gpu_target(arch)
     options = {"num_warps": spec.get("num_warps") or 4}
     if spec.get("num_stages"):
@@ -338,11 +382,11 @@ def compile_kernel(kernel: str, spec: dict, arch: str, ptx_version: str) -> tupl
             stages["cubin"] = lambda src, metadata: b""
     knobs.runtime.add_stages_inspection_hook = inspect_stages
     try:
-        compiled = triton.compile(ASTSource(fn, sig, constexprs),
+        compiled = triton.compile(ASTSource(fn, sig, constexprs, pointer_alignment(params, sig)),
                                   target=GPUTarget(backend, target_arch, warp_size),
                                   options=options)
-    except TritonError:
-        raise
+    except TritonError as e:     # the metadata's and the scratch parameters' checks
+        raise TritonError(f"{e}{kernel_line(fn)}") from None
     except CompilationError as e:
         message = _one_line(e.error_message or type(e).__name__) if e.error_message else \
             type(e).__name__

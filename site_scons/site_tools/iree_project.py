@@ -447,9 +447,10 @@ def _scaffold_language(language: str, target: str) -> str:
     if language not in LANGUAGES:
         fail(f"LANGUAGE={language}: unknown language; languages: {', '.join(LANGUAGES)}")
     fits = LANGUAGES[language][0]
-    if fits not in (None, target):
-        fail(f"LANGUAGE={language} writes kernels for target '{fits}', not '{target}'; "
-             f"for {target} leave LANGUAGE out ({TARGET_LANGUAGES[target]}) or give mlir")
+    if fits is not None and target not in fits:
+        fail(f"LANGUAGE={language} writes kernels for target "
+             f"{' or '.join(repr(f) for f in fits)}, not '{target}'; for {target} leave "
+             f"LANGUAGE out ({TARGET_LANGUAGES[target]}) or give mlir")
     return language
 
 

@@ -142,7 +142,8 @@ def test_scaffold_language_follows_the_target(project):
     assert "LANGUAGE=glsl writes kernels for target 'vulkan', not 'llvm-cpu'" in wrong.output
     unknown = project.scons("scaffold", "SCAFFOLD=mlp/llvm-cpu/main_dispatch_1", "LANGUAGE=rust",
                             expect_ok=False)
-    assert "LANGUAGE=rust: unknown language; languages: cuda, glsl, c, mlir" in unknown.output
+    assert "LANGUAGE=rust: unknown language; languages: cuda, glsl, c, triton, mlir" in \
+        unknown.output
     build = project.scons("scaffold", "SCAFFOLD=mlp/llvm-cpu/main_dispatch_1")
     assert "scaffold: wrote kernels/llvm-cpu/mlp_main_dispatch_1.c" in build.stdout
 

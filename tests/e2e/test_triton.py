@@ -7,6 +7,7 @@ entry. tests/gpu/test_triton_on_gpu.py runs the module.
 """
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import json
 import re
@@ -84,6 +85,11 @@ def test_a_triton_kernel_builds_into_a_hip_module(saxpy):
     wrapper = saxpy.read("build/hip/saxpy/main_dispatch_0.wrapper.mlir")
     assert "<workgroup_size = [256 : index, 1 : index, 1 : index]>" in wrapper   # 4 x 64
     assert (saxpy.root / "build/hip/saxpy.vmfb").is_file()
+    # Triton's version keys the kernel's compile, so the release's lock names it.
+    saxpy.scons("IREE_TARGETS=hip", "release")
+    module, = json.loads(saxpy.read("build/release/iree-kernels-release.lock.json"))["modules"]
+    assert module["tools"]["triton"] == f"triton {importlib.metadata.version('triton')}"
+    assert sorted(module["tools"]) == ["iree-compile", "triton"]
 
 
 @needs_ptxas
@@ -132,9 +138,12 @@ def test_a_bad_triton_kernel_is_one_line_naming_the_entry(saxpy, case, kernel, e
            "saxpy/cuda): kernel kernels/saxpy.py: " in errors[0], build.output
     assert expected in errors[0], build.output
     assert "Traceback" not in build.output
-    if case == "compile":
-        line = next(n for n, text in enumerate(kernel.splitlines(), 1) if "1000" in text)
-        assert f"(at kernels/saxpy.py:{line})" in errors[0], errors[0]
+    # The kernel's source line: the failing statement's, else the def's (the parameters');
+    # a function that is not there has none (the line lists those there are).
+    if case != "function":
+        at = "1000" if case == "compile" else "def saxpy("
+        line = next(n for n, text in enumerate(kernel.splitlines(), 1) if at in text)
+        assert errors[0].endswith(f"(at kernels/saxpy.py:{line})"), errors[0]
     assert saxpy.scons("--question", "IREE_TARGETS=cuda", expect_ok=False).returncode != 0
 
 

@@ -1,6 +1,7 @@
 """The three workflows: dump-edit-relink, kernel scaffolding, microbenchmarks."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 
@@ -65,13 +66,15 @@ file = "kernels/llvm-cpu/square.mlir"
     ("glsl", "vulkan", "main_dispatch_1", "glslangValidator"),
     ("c", "llvm-cpu", "main_dispatch_1", "clang"),
     ("mlir", "llvm-cpu", "main_dispatch_0", None),
+    ("triton", "cuda", "main_dispatch_1", "triton"),
 ])
 def test_scaffolded_kernel_builds_as_generated(mlp, language, target, executable, needs):
-    if needs == "nvcc" and toolchains.nvcc() is None or needs and needs != "nvcc" \
-            and toolchains.on_path(needs) is None:
+    if needs == "nvcc" and toolchains.nvcc() is None or needs == "triton" and \
+            (importlib.util.find_spec("triton") is None or toolchains.ptxas() is None) or \
+            needs not in (None, "nvcc", "triton") and toolchains.on_path(needs) is None:
         pytest.skip(f"no {needs}")
     build = mlp.scons("scaffold", f"SCAFFOLD=mlp/{target}/{executable}", f"LANGUAGE={language}")
-    suffix = {"cuda": ".cu", "glsl": ".glsl", "c": ".c", "mlir": ".mlir"}[language]
+    suffix = {"cuda": ".cu", "glsl": ".glsl", "c": ".c", "mlir": ".mlir", "triton": ".py"}[language]
     kernel = f"kernels/{target}/mlp_{executable}{suffix}"
     assert f"scaffold: wrote {kernel}" in build.stdout
     assert f'file = "{kernel}"' in mlp.read("kernels/scaffolded.toml")

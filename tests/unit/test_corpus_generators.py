@@ -49,3 +49,11 @@ def test_onnx_light_model_gets_dense_weights(tmp_path):
 def test_unknown_models_are_refused(tmp_path):
     with pytest.raises(SystemExit, match="no model resnet; models: onnx_squeezenet, torch_cnn"):
         corpus.write(tmp_path, ["resnet"])
+
+
+def test_tokens_set_the_transformers_sequence_length_and_scale_its_width():
+    pytest.importorskip("torch")
+    modules = corpus._torch_modules(8, tokens=2048)
+    block, shapes = modules["torch_transformer"]
+    assert shapes == [(1, 2048, 512)] and block.q.in_features == 512
+    assert corpus._torch_modules(1)["torch_transformer"][1] == [(1, 16, 64)]   # the default

@@ -1,7 +1,11 @@
 """Kernel skeletons: what IREE's executable needs is in them, and they compile as generated."""
 from __future__ import annotations
 
+import importlib.util
+import json
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -189,7 +193,7 @@ def test_no_output_has_no_count():
 def test_a_language_must_be_known_and_fit_the_target():
     pool, = read_executables(MAX_POOL).values()
     with pytest.raises(scaffold.UserError, match="LANGUAGE: unknown language 'rust'; languages: "
-                                                 "cuda, glsl, c, mlir"):
+                                                 "cuda, glsl, c, triton, mlir"):
         scaffold.skeleton("rust", "squeezenet", "vulkan", pool, pool)
     with pytest.raises(scaffold.UserError, match="LANGUAGE=cuda writes kernels for target 'cuda', "
                                                  "not 'vulkan'"):
@@ -202,3 +206,46 @@ def test_an_mlir_skeleton_is_the_dumped_source_with_a_source_entry():
     assert made.text == "// dumped\n"
     assert made.file == scaffold.kernel_path("mlir", "squeezenet", "vulkan", pool.name)
     assert 'mode = "source"' in made.entry and f'file = "{made.file}"' in made.entry
+
+
+def test_a_triton_skeleton_takes_the_layout_and_its_entry_a_grid_and_block():
+    pool, = read_executables(MAX_POOL).values()
+    made = scaffold.skeleton("triton", "squeezenet", "hip", pool, pool)
+    assert made.file == scaffold.kernel_path("triton", "squeezenet", "hip", pool.name)
+    assert made.file.startswith("kernels/hip/") and made.file.endswith(".py")
+    assert "#   binding 1: read-write writeonly 64x55x55xf32 at byte offset 3154176" in made.text
+    assert "binding1 += 788544" in made.text                # 3154176 bytes of f32
+    assert "mask = offsets < 193600" in made.text
+    assert 'mode = "wrapped"' in made.entry and "constexprs = { BLOCK = 1024 }" in made.entry
+    assert "workgroup_count = [190]" in made.entry          # ceildiv(193600, 1024)
+    with pytest.raises(UserError, match="LANGUAGE=triton writes kernels for target 'cuda' or "
+                                        "'hip', not 'vulkan'"):
+        scaffold.skeleton("triton", "squeezenet", "vulkan", pool, pool)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="no triton")
+def test_a_triton_skeleton_compiles_as_generated(tmp_path):
+    from iree_kernels import triton_kernels
+    pool, = read_executables(MAX_POOL).values()
+    made = scaffold.skeleton("triton", "squeezenet", "cuda", pool, pool)
+    kernel = tmp_path / "kernel.py"
+    kernel.write_text(made.text)
+    spec = {"manifest": "kernels/k.toml: [[substitutions]] #1", "kernel": str(kernel),
+            "function": Path(made.file).stem,
+            "executable": pool.name, "entry": triton_kernels.entry_name(pool.export.name),
+            "bindings": ["fp32", "fp32"], "constants": pool.export.layout.constants,
+            "constexprs": {"BLOCK": scaffold.TRITON_BLOCK}, "num_warps": 4, "num_stages": 0}
+    (tmp_path / "interface.json").write_text(json.dumps(spec))
+    result = subprocess.run([sys.executable, triton_kernels.__file__, str(kernel), "--arch=sm_80",
+                             f"--interface={tmp_path / 'interface.json'}",
+                             f"--metadata={tmp_path / 'k.json'}", "-o", str(tmp_path / "k.ptx")],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f".entry {spec['entry']}(" in (tmp_path / "k.ptx").read_text()
+
+
+def test_every_target_has_a_skeleton_language_that_writes_for_it():
+    for target, language in scaffold.TARGET_LANGUAGES.items():
+        assert target in scaffold.LANGUAGES[language][0]
+    from iree_kernels.targets import TARGETS
+    assert set(scaffold.TARGET_LANGUAGES) == set(TARGETS)     # hip: triton, not a traceback

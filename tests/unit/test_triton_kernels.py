@@ -2,7 +2,13 @@
 scratch parameters stripped from the LLVM IR (no Triton needed)."""
 from __future__ import annotations
 
+import importlib.util
+import json
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -150,3 +156,96 @@ def test_interface_types_the_bindings_and_names_the_entry():
 
 
 
+
+
+def test_pointers_are_declared_16_byte_aligned_and_scalars_are_not():
+    found = params("x", "y", "out", "n_lo", "n_hi", "BLOCK")
+    sig, _ = tk.signature(found, SPEC)
+    assert tk.pointer_alignment(found, sig) == {(0,): [["tt.divisibility", 16]],
+                                                (1,): [["tt.divisibility", 16]],
+                                                (2,): [["tt.divisibility", 16]]}
+
+
+def _kernel(x, y,
+            n, BLOCK):            # a stand-in for a @triton.jit function: its file and lines
+    pass
+
+
+def test_a_kernels_error_names_the_line_of_its_parameter_or_of_its_def():
+    import inspect
+    from types import SimpleNamespace
+    lines, first = inspect.getsourcelines(_kernel)
+    fn = SimpleNamespace(fn=_kernel, def_file_line_number=first, src="".join(lines))
+    here = os.path.relpath(__file__)
+    assert tk.kernel_line(fn) == f" (at {here}:{first})"
+    assert tk.kernel_line(fn, "y") == f" (at {here}:{first})"
+    assert tk.kernel_line(fn, "n") == f" (at {here}:{first + 1})"
+    assert tk.kernel_line(fn, "absent") == f" (at {here}:{first})"
+    assert tk.kernel_line(SimpleNamespace()) == ""
+
+
+def test_an_abi_error_says_which_parameter_it_is_about():
+    with pytest.raises(TritonError) as raised:
+        tk.signature(params("x", "y", "out", "n", "alpha", "BLOCK",
+                            annotations={"alpha": "fp32"}), SPEC)
+    assert raised.value.parameter == "alpha"
+    with pytest.raises(TritonError) as raised:
+        tk.signature(params("x", "y", "out", "n", "BLOCK"), SPEC)
+    assert raised.value.parameter == ""                    # a count: the def's line
+
+
+DEMO = Path(__file__).parents[2] / "kernels/triton/attention_scores.py"
+needs_triton = pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="no triton")
+# The demo's interpreted run: one head of q @ k^T / sqrt(128) at 256 x 256, placed in
+# its bindings at the byte offsets of the transformer's dispatch.
+INTERPRETED = '''
+import sys
+import numpy as np, torch
+sys.path.insert(0, sys.argv[1])
+import attention_scores
+rng = np.random.default_rng(0)
+q, kt = rng.uniform(-1, 1, (256, 128)).astype("f4"), rng.uniform(-1, 1, (128, 256)).astype("f4")
+qk = np.zeros((163840 + q.nbytes) // 4, "f4")            # k^T at byte 32768, then q
+qk[163840 // 4:], qk[32768 // 4:163840 // 4] = q.ravel(), kt.ravel()
+out = torch.full(((1024 + 256 * 256 * 4) // 4,), -1.0)
+attention_scores.scores[(4, 1)](torch.from_numpy(qk), out, HEADS=1, M=256, N=256, K=128,
+    Q_AT=163840, KT_AT=32768, OUT_AT=1024, SCALE=11.3137083, BLOCK_M=128, BLOCK_N=128,
+    BLOCK_K=64, GROUP_M=8)
+got = out.numpy()
+assert (got[:256] == -1).all(), "wrote before OUT_AT"
+want = (q.astype("f8") @ kt.astype("f8")) / 11.3137083
+print(float(np.abs(got[256:].reshape(256, 256) - want).max()))
+'''
+
+
+@needs_triton
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="no torch")
+def test_the_demo_kernel_computes_the_attention_scores_in_triton_s_interpreter():
+    result = subprocess.run([sys.executable, "-c", INTERPRETED, str(DEMO.parent)],
+                            capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "TRITON_INTERPRET": "1"})
+    assert result.returncode == 0, result.stderr
+    assert float(result.stdout) < 1e-5
+
+
+@needs_triton
+def test_the_demo_kernel_compiles_to_wgmma_for_hopper(tmp_path):
+    spec = {"manifest": "demo", "kernel": str(DEMO), "function": "scores",
+            "executable": "main$async_dispatch_8",
+            "entry": "main_async_dispatch_8_batch_matmul_4x2048x2048x128_f32",
+            "bindings": ["fp32", "fp32"], "constants": 0, "num_warps": 8, "num_stages": 2,
+            "constexprs": {"HEADS": 4, "M": 2048, "N": 2048, "K": 128, "Q_AT": 8388608,
+                           "KT_AT": 4194304, "OUT_AT": 12582912, "SCALE": 11.3137083,
+                           "BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8}}
+    (tmp_path / "interface.json").write_text(json.dumps(spec))
+    result = subprocess.run([sys.executable, tk.__file__, str(DEMO), "--arch=sm_90a",
+                             f"--interface={tmp_path / 'interface.json'}",
+                             f"--metadata={tmp_path / 'k.json'}", "-o", str(tmp_path / "k.ptx")],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    ptx = (tmp_path / "k.ptx").read_text()
+    assert "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32" in ptx
+    assert "cp.async.cg.shared.global" in ptx             # 16-byte loads: the pointers' alignment
+    metadata = json.loads((tmp_path / "k.json").read_text())
+    assert metadata["workgroup_size"] == [256, 1, 1]
+    assert metadata["workgroup_local_memory"] == 131072   # 2 stages of 128x64 and 64x128 f32
