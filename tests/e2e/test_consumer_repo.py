@@ -11,9 +11,9 @@ from conftest import REPO
 from harness import scons
 from iree_kernels import toolchains
 
+README = (REPO / "README.md").read_text()
 # The README's two-line SConstruct, as a user copies it.
-SCONSTRUCT = re.search(r"two lines of `SConstruct`:\n\n```python\n(.*?)```",
-                       (REPO / "README.md").read_text(), re.S).group(1)
+SCONSTRUCT = re.search(r"two lines of `SConstruct`:\n\n```python\n(.*?)```", README, re.S).group(1)
 MANIFEST = """\
 [models.saxpy]
 source = "models/saxpy.mlir"
@@ -45,15 +45,35 @@ file = "kernels/ew.cu"
 """
 
 
+def git(repo, *args) -> str:
+    return subprocess.run(["git", "-c", "user.name=test", "-c", "user.email=test@example.com",
+                           *args], cwd=repo, check=True, capture_output=True, text=True,
+                          timeout=60).stdout
+
+
+def clean_checkout(destination):
+    """What pip reads of this repo (its tracked files, as they are now) committed in a new repo."""
+    listed = git(REPO, "ls-files", "-z", "--", "site_scons", "pyproject.toml", "README.md",
+                 "LICENSE", ".gitignore").split("\0")
+    for name in filter(None, listed):
+        if (REPO / name).is_file():
+            (destination / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(REPO / name, destination / name)
+    git(destination, "init", "-q")
+    git(destination, "add", "-A")
+    git(destination, "commit", "-q", "-m", "checkout")
+    return destination
+
+
 def test_consumer_repo_builds_and_checks_with_the_installed_package(tmp_path):
-    source = tmp_path / "source"          # a copy, so that setuptools' build/ stays out of ours
-    shutil.copytree(REPO / "site_scons", source / "site_scons",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("pyproject.toml", "README.md", "LICENSE"):
-        shutil.copy(REPO / name, source)
+    # The README's path form, extras and all, from a clean checkout: installing writes nothing there.
+    _, extras = re.search(r'pip install "(/path/to/iree-kernels)(\[[\w,]+\])"', README).groups()
+    source = clean_checkout(tmp_path / "iree-kernels")
+    before = git(source, "status", "--ignored", "--porcelain")
     site = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
-                    f"--target={site}", str(source)], check=True)
+                    f"--target={site}", f"{source}{extras}"], check=True, timeout=300)
+    assert git(source, "status", "--ignored", "--porcelain") == before == ""
     # One top-level package (the tools are iree_kernels.site_tools), and the license.
     assert sorted(p.name for p in site.iterdir() if not p.name.endswith(".dist-info")) == \
         ["iree_kernels"]
