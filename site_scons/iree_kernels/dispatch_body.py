@@ -20,15 +20,15 @@ from dataclasses import dataclass, field
 # signature and offsets already say what they do.
 _PLUMBING = ("hal.interface.", "util.assume.", "iree_tensor_ext.dispatch.workload.",
              "flow.dispatch.workload.")
-_LOAD = re.compile(r"^(%[\w.$-]+) = (?:iree_tensor_ext|flow)\.dispatch\.tensor\.load "
-                   r"(%[\w.$-]+)(.*)$")
-_STORE = re.compile(r"^(?:iree_tensor_ext|flow)\.dispatch\.tensor\.store (%[\w.$-]+), "
-                    r"(%[\w.$-]+)(.*)$")
-_SUBSPAN = re.compile(r"^(%[\w.$-]+) = hal\.interface\.binding\.subspan .*?binding\((\d+)\)"
+_LOAD = re.compile(r"^(%[\w.$#-]+) = (?:iree_tensor_ext|flow)\.dispatch\.tensor\.load "
+                   r"(%[\w.$#-]+)(.*)$")
+_STORE = re.compile(r"^(?:iree_tensor_ext|flow)\.dispatch\.tensor\.store (%[\w.$#-]+), "
+                    r"(%[\w.$#-]+)(.*)$")
+_SUBSPAN = re.compile(r"^(%[\w.$#-]+) = hal\.interface\.binding\.subspan .*?binding\((\d+)\)"
                       r".*dispatch\.tensor<(\w+):tensor<([^>]*)>>")
 _OFFSET = re.compile(r"\) offset\((%[\w.$#-]+)\)")
-_CONSTANT = re.compile(r"^(%[\w.$-]+) = arith\.constant (.*) : (\S+)$")
-_RESULT = re.compile(r"^(%[\w.$-]+(?::\d+)?(?:, %[\w.$-]+)*) = ([\w.]+)")
+_CONSTANT = re.compile(r"^(%[\w.$#-]+) = arith\.constant (.*) : (\S+)$")
+_RESULT = re.compile(r"^(%[\w.$#-]+(?::\d+)?(?:, %[\w.$#-]+)*) = ([\w.]+)")
 _WINDOW = re.compile(r"offsets = \[([^\]]*)\], sizes = \[([^\]]*)\], strides = \[([^\]]*)\]")
 _SHOWN = 160          # characters of a constant's value shown; the dumped source has them all
 

@@ -232,6 +232,9 @@ def test_what_to_compute_is_read_from_the_dispatch_body():
         "binding 2 (readwrite 4x10x10xf32 at byte offset 1600): %8 goes in [0:4, 1:9, 1:9] "
         "(offsets [0, 1, 1], sizes [4, 8, 8]); the elements around it are not written here")
     assert not dispatch_body.read("")
+    # One result of several (an op with two outputs, as zfnet512's convolutions have).
+    several, = dispatch_body.read(CONV.replace("store %8, %2", "store %7#1, %2")).windows
+    assert several.value == "%7#1" and several.binding == 2
 
 
 def test_constants_say_how_the_kernel_gets_them_and_long_ones_are_cut():
