@@ -41,7 +41,7 @@ class Constant:
     value: str           # as printed, cut at _SHOWN characters
 
     def describe(self) -> str:
-        """``%cst_0 : tensor<4xf32> = dense<[...]>: 4 values (...)``, with how the kernel gets it."""
+        """``%cst_0 : tensor<4xf32> = dense<[...]> (4 values: ...)``: how the kernel gets it."""
         shape = re.fullmatch(r"tensor<(.*)x(\w+)>", self.type) or \
             re.fullmatch(r"tensor<(\w+)>", self.type)
         if not shape or not self.type.startswith("tensor<"):

@@ -1,4 +1,4 @@
-"""scons -n lists every step the build then runs, in order, after a kernel, manifest or model edit."""
+"""scons -n lists every step the build then runs, in order, after a kernel, manifest, model edit."""
 from __future__ import annotations
 
 from conftest import REPO

@@ -17,7 +17,7 @@ import SCons.Script
 
 
 def list_every_step(env) -> None:
-    """In a dry run (``-n``), make ``env``'s decisions treat a dependency built this run as changed."""
+    """In a dry run (``-n``), ``env`` takes a dependency built in this run as changed."""
     if not SCons.Script.GetOption("no_exec"):
         return
     env.decide_target = _after_dry_steps(env.decide_target)
