@@ -132,10 +132,17 @@ def time_per_dispatch(benchmark_module: str, module: Path, device: str,
 def times_per_dispatch(benchmark_module: str, module: Path, device: str,
                        flags: list[str], timeouts: toolchains.Timeouts | None = None) -> dict[str, float]:
     """Median wall time of one dispatch of each benchmark function in ``module``, in microseconds."""
+    return {function: statistics.median(times) for function, times in
+            repetitions(benchmark_module, module, device, flags, timeouts).items()}
+
+
+def repetitions(benchmark_module: str, module: Path, device: str, flags: list[str],
+                timeouts: toolchains.Timeouts | None = None) -> dict[str, list[float]]:
+    """Each benchmark function's time per dispatch in every repetition, in microseconds."""
     by_function: dict[str, list[float]] = {}
     for function, us in _iterations(benchmark_module, module, device, flags, timeouts):
         by_function.setdefault(function, []).append(us)
-    return {function: statistics.median(times) for function, times in by_function.items()}
+    return by_function
 
 
 def _iterations(benchmark_module: str, module: Path, device: str,

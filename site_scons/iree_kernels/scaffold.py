@@ -3,7 +3,9 @@
 ``scons scaffold SCAFFOLD=model/target/executable LANGUAGE=cuda|glsl|c|triton|mlir``
 (the executable by name, by number or by an export glob: ``select``) writes a kernel that compiles as generated and passes the build's checks: the
 entry named after the export, parameters in binding order, push constants, and
-a comment stating the layout and IREE's launch shape. For ``mlir`` it copies
+comments stating the layout, IREE's launch shape and what to compute (the
+dispatch's body, the constants folded into it, the output window:
+``dispatch_body``). For ``mlir`` it copies
 the dumped source instead. This module renders; it writes no files.
 """
 from __future__ import annotations
@@ -12,7 +14,7 @@ import fnmatch
 import re
 from dataclasses import dataclass
 
-from . import ptx_text
+from . import dispatch_body, ptx_text
 from .dump import natural_key, workload_names
 from .errors import UserError
 from .executables import Executable, Subspan
@@ -141,7 +143,8 @@ def skeleton(language: str, model: str, target: str, source: Executable,
                   local_size=size[:3], function=file.rsplit("/", 1)[1].rsplit(".", 1)[0],
                   launch_size="x".join(map(str, size[:3])),
                   launch_count=workload_names(export.count_text).replace("\n", "; ") or "-",
-                  entry=ptx_text.entry_name(source.export.name))
+                  entry=ptx_text.entry_name(source.export.name),
+                  body=dispatch_body.read(dumped_source))
     return Skeleton(file, text, entry)
 
 

@@ -90,7 +90,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("IREE_BENCHMARKFLAGS", "iree-benchmark-module flags of 'scons bench'",
             "--benchmark_repetitions=5 --batch_size=100", dollar=_ESCAPED),
     Setting("IREE_HOTSPOTFLAGS", "iree-benchmark-module flags of 'scons hotspots'",
-            "--benchmark_repetitions=1 --benchmark_min_time=0.02s --batch_size=4"),
+            "--benchmark_repetitions=5 --benchmark_min_time=0.01s --batch_size=4"),
     Setting("SCAFFOLD", "for 'scons scaffold': MODEL/TARGET/EXECUTABLE to write a kernel "
             "skeleton for; EXECUTABLE is a name (quoted where it holds '$'), a number (3: "
             "*_dispatch_3) or an export glob", dollar=_ESCAPED),

@@ -5,9 +5,14 @@ Builders:
                          -> hotspots/benchmarks.json: every dispatch site counted, IREE's
                          executable benchmarks dumped (from executables.mlir: the front
                          end does not run again) and compiled beside it
-  IreeHotspotReport      benchmarks.json + substitutions.json
-                         -> hotspots.txt (+ .json, .png): each benchmark timed on the
-                         target's device, ranked; always runs (a measurement is not up to date)
+  IreeHotspotKernels     benchmarks.json + executables.mlir + options.flags + substitutions.json
+                         + the module (for its kernels) -> hotspots/kernels.json: each
+                         substituted executable's dumped benchmark compiled again with its
+                         kernel in place (as scons bench does), beside IREE's
+  IreeHotspotReport      benchmarks.json + substitutions.json [+ kernels.json]
+                         -> hotspots.txt (+ .json, .png): each benchmark and kernel timed on
+                         the target's device, ranked; always runs (a measurement is not up to
+                         date)
 
 Variables: IREE_BENCHMARK_MODULE (tool iree_bench), IREE_HOTSPOTFLAGS (its flags here),
 IREE_RUN_DEVICE (the device to time on).
@@ -54,22 +59,42 @@ def compile_hotspot_benchmarks(target, source, env):
 
 
 @reporting_user_errors
+def compile_hotspot_kernels(target, source, env):
+    dumped = Path(source[0].abspath).parent / "dumped"
+    program, options = Path(str(source[1])), str(source[2])
+    record = read_record(source[3].get_text_contents())
+    folder = Path(target[0].abspath).parent / "kernels"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir()
+    found = hotspots.compile_kernels(env.subst("$IREE_COMPILE"), dumped, program, options,
+                                     record.substitutions, folder, timeouts(env))
+    write_atomically(target[0].abspath, json.dumps(found, indent=2, sort_keys=True) + "\n")
+
+
+@reporting_user_errors
 def write_hotspot_report(target, source, env):
     rows = [hotspots.Hotspot(**item) for item in json.loads(Path(str(source[0])).read_text())]
     record = read_record(source[1].get_text_contents())
-    hotspots.mark_substituted(rows, record.substitutions)
+    kernels = json.loads(source[2].get_text_contents()) if len(source) > 2 else {}
+    hotspots.mark_substituted(rows, record.substitutions, kernels)
     flags = env.Split(env.subst("$IREE_HOTSPOTFLAGS"))
     report = hotspots.Report(record.model, record.target, env["IREE_RUN_DEVICE"], rows,
                              " ".join(flags))
     available = runtime.device_driver(report.device) in runtime.available_drivers(
         env.subst("$IREE_RUN_MODULE"), timeouts(env))
     hotspots.time(report, env.subst("$IREE_BENCHMARK_MODULE"), flags, available, timeouts(env))
-    text = hotspots.write(report, Path(target[0].abspath))
-    print(text + f"(also {target[1]}, {target[2]})\n", end="")
+    text, plotted = hotspots.write(report, Path(target[0].abspath))
+    print(text + (f"(also {target[1]}, {target[2]})" if plotted else
+                  f"(also {target[1]}; {hotspots.NO_PLOT})") + "\n", end="")
 
 
 def _benchmarks_emitter(target, source, env):
     env.Clean(target[0], target[0].dir)
+    env.NoCache(target[0])      # the compiled modules beside it are not targets
+    return target, source
+
+
+def _kernels_emitter(target, source, env):
     env.NoCache(target[0])      # the compiled modules beside it are not targets
     return target, source
 
@@ -89,7 +114,12 @@ def declare_hotspots(env, declared: DeclaredModule):
     compiled = env.IreeHotspotBenchmarks(folder.Dir("hotspots").File("benchmarks.json"),
                                          [declared.executables, declared.options,
                                           spec_value(env, spec)])
-    report = env.IreeHotspotReport(folder.File("hotspots.txt"), [compiled, declared.record],
+    kernels = env.IreeHotspotKernels(folder.Dir("hotspots").File("kernels.json"),
+                                     [compiled, declared.executables, declared.options,
+                                      declared.record, declared.module]) \
+        if declared.substitutions else []
+    report = env.IreeHotspotReport(folder.File("hotspots.txt"),
+                                   [compiled, declared.record, *kernels],
                                    IREE_RUN_DEVICE=declared.target.run_device)
     env.Alias("hotspots", report)
     return report
@@ -99,10 +129,14 @@ def generate(env):
     env.SetDefault(IREE_HOTSPOTFLAGS=SCons.Util.CLVar(
                        settings.default("IREE_HOTSPOTFLAGS")),
                    IREE_HOTSPOTBENCHCOMSTR="Compiling the benchmarks of $TARGET",
+                   IREE_HOTSPOTKERNELSCOMSTR="Compiling the kernels' benchmarks of $TARGET",
                    IREE_HOTSPOTSCOMSTR="Timing $TARGET")
     env["BUILDERS"]["IreeHotspotBenchmarks"] = SCons.Builder.Builder(
         action=SCons.Action.Action(compile_hotspot_benchmarks, "$IREE_HOTSPOTBENCHCOMSTR"),
         emitter=_benchmarks_emitter)
+    env["BUILDERS"]["IreeHotspotKernels"] = SCons.Builder.Builder(
+        action=SCons.Action.Action(compile_hotspot_kernels, "$IREE_HOTSPOTKERNELSCOMSTR"),
+        emitter=_kernels_emitter)
     env["BUILDERS"]["IreeHotspotReport"] = SCons.Builder.Builder(
         action=SCons.Action.Action(write_hotspot_report, "$IREE_HOTSPOTSCOMSTR",
                                    varlist=["IREE_RUN_DEVICE", "IREE_HOTSPOTFLAGS"]),

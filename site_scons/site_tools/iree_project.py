@@ -28,6 +28,7 @@ from iree_kernels.manifest import closest, load_project
 from iree_kernels.scaffold import LANGUAGES, TARGET_LANGUAGES
 from iree_kernels.targets import (KERNEL_KINDS, REPRODUCIBLE_FLAGS, TARGETS, kernel_kind,
                                   module_targets, parse_archs, rejected_arch_message)
+from iree_kernels.scons.dry_run import list_every_step
 from iree_kernels.scons.kernels import kernel_compiler, tool_version
 from iree_kernels.scons.lock import lock_build_folder
 from iree_kernels.scons.module import (DeclaredKernel, DeclaredModule, failing, file_name,
@@ -62,6 +63,7 @@ SHORT_COMSTRS = {
     "IREE_HARNESSMODULESCOMSTR": "HARNESS  $TARGET",
     "IREE_VERIFYCOMSTR": "VERIFY   $TARGET",
     "IREE_HOTSPOTBENCHCOMSTR": "HOTBENCH  $TARGET",
+    "IREE_HOTSPOTKERNELSCOMSTR": "HOTKERNEL  $TARGET",
     "IREE_HOTSPOTSCOMSTR": "HOTSPOTS  $TARGET",
 }
 
@@ -132,6 +134,7 @@ def _declare_project(env, manifests=None):
     spawn = Spawn()
     env = env.Clone(SPAWN=spawn, PSPAWN=PSpawn(timeouts(env)),
                     ESCAPE=lambda arg: arg)
+    list_every_step(env)                # scons -n: the steps after one that would run show too
     if SCons.Script.GetOption("max_drift") == SCONS_MAX_DRIFT:
         # The content signature .sconsign keeps for a file is trusted where the file's time
         # is the one it was taken at and older than a second, not two days: a model's

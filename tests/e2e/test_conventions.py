@@ -24,6 +24,14 @@ def test_help_writes_booleans_yes_and_no(project):
     assert "False" not in help_text and "True" not in help_text
 
 
+def test_a_mistyped_variable_gets_the_name_it_was_meant_to_be(project):
+    project.write("kernels/demo.toml", "")
+    typo = project.scons("IREE_TARGET=vulkan", expect_ok=False)
+    assert typo.returncode != 0
+    assert "unknown command-line variable 'IREE_TARGET' (did you mean 'IREE_TARGETS'?); " \
+           "see scons -h" in typo.output
+
+
 def test_a_skipped_check_fails_only_with_check_strict(project):
     project.copy(REPO / "models/mlp.mlir", "models/mlp.mlir")          # no expected outputs
     project.write("kernels/demo.toml", MANIFEST)

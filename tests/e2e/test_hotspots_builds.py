@@ -41,6 +41,7 @@ def net(project):
 def test_ranks_every_executable_by_dispatches_times_time(net):
     build = net.scons("hotspots", "IREE_TARGETS=llvm-cpu", FAST)
     assert build.ran("HOTSPOTS") == ["build/llvm-cpu/net/hotspots.txt"]
+    assert build.ran("HOTKERNEL") == ["build/llvm-cpu/net/hotspots/kernels.json"]
     assert build.ran("FRONTEND") == []          # the benchmarks come from executables.mlir
     report = json.loads(net.read("build/llvm-cpu/net/hotspots.json"))
     assert (report["model"], report["target"], report["device"]) == ("net", "llvm-cpu", "local-sync")
@@ -52,6 +53,12 @@ def test_ranks_every_executable_by_dispatches_times_time(net):
     twice = rows["main_dispatch_0"]
     assert twice["total_us"] == pytest.approx(2 * twice["us_per_dispatch"])
     assert twice["substituted_by"] == "kernels/llvm-cpu/square.mlir"
+    # The substituted kernel timed beside IREE's executable; every time a median of 3, its spread.
+    assert twice["kernel_us"] > 0 and twice["speedup"] == \
+        pytest.approx(twice["us_per_dispatch"] / twice["kernel_us"])
+    assert all(r["kernel_us"] is None for r in report["rows"] if not r["substituted_by"])
+    assert twice["repetitions"] == 3 and twice["us_min"] <= twice["us_per_dispatch"] <= \
+        twice["us_max"] and twice["spread"] is not None
     assert rows["main_dispatch_2"]["substituted_by"] == ""
     assert rows["main_dispatch_3"]["where"] == ["in a loop"]
     timed = [r for r in report["rows"] if r["total_us"] is not None]
@@ -65,6 +72,7 @@ def test_ranks_every_executable_by_dispatches_times_time(net):
     assert text in build.stdout
     line = next(l for l in text.splitlines() if " main_dispatch_0 " in l)
     assert line.split()[3] == "2" and "kernels/llvm-cpu/square.mlir" in line
+    assert f"{twice['kernel_us']:.2f}" in line.split() and line.split()[5].startswith("±")
     assert (net.root / "build/llvm-cpu/net/hotspots.png").read_bytes()[:4] == b"\x89PNG"
 
 

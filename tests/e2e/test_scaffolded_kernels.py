@@ -17,7 +17,7 @@ import importlib.util
 
 import pytest
 
-from conftest import REPO
+from conftest import DATA, REPO
 from iree_kernels import runtime, toolchains
 from max_pool_skeleton import OFFSET, remove_offset, scaffold_and_fill, squeezenet_project
 
@@ -109,3 +109,21 @@ def test_scaffold_names_an_executable_by_number_or_export_glob_and_hints_at_a_cu
     none = project.scons("scaffold", "SCAFFOLD=mlp/llvm-cpu/7", expect_ok=False)
     assert "SCAFFOLD: model 'mlp' has no executable numbered 7 (named *_dispatch_7)" in none.output
     project.scons()                                   # both scaffolds build and pass as written
+
+
+def test_a_skeleton_says_what_to_compute_and_builds_as_generated(project):
+    # A conv whose bias IREE folds into the executable and whose output lands inside the
+    # zero padding the next conv reads.
+    project.copy(DATA / "models/convpad.mlir", "models/convpad.mlir")
+    project.write("kernels/models.toml", '[models.convpad]\nsource = "models/convpad.mlir"\n'
+                  'targets = ["llvm-cpu"]\n')
+    project.scons("scaffold", "SCAFFOLD=convpad/llvm-cpu/1")
+    text = project.read("kernels/llvm-cpu/convpad_main_dispatch_1.c")
+    assert "//   %4 = binding 1 (readonly 4x4x3x3xf32 at byte offset 0)" in text
+    assert "//     %9 = arith.mulf %in, %in_1 : f32" in text            # the conv's body
+    assert "//   %cst_0 : tensor<4xf32> = dense<[1.000000e-01, 2.000000e-01, 3.000000e-01, " \
+           "4.000000e-01]> (4 values" in text
+    assert "//   binding 2 (readwrite 4x10x10xf32 at byte offset 1600): %8 goes in " \
+           "[0:4, 1:9, 1:9]" in text
+    build = project.scons()
+    assert build.ran("CC") == ["kernels/llvm-cpu/convpad_main_dispatch_1.c"]

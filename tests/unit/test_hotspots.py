@@ -67,7 +67,7 @@ def test_merging_refuses_two_different_definitions_of_a_symbol():
 def rows() -> list[Hotspot]:
     return [Hotspot("light", "light_x", 2, "f_light", us_per_dispatch=1.0, module="m"),
             Hotspot("heavy", "heavy_x", 1, "f_heavy", us_per_dispatch=30.0, module="m",
-                    substituted_by="kernels/heavy.c"),
+                    substituted_by="kernels/heavy.c", kernel_us=20.0),
             Hotspot("dyn", "dyn_x", 3, note="no benchmark: dynamic shapes"),
             Hotspot("twice", "twice_x", 4, "f_twice", us_per_dispatch=2.0, module="m",
                     where=["in a loop"])]
@@ -85,15 +85,65 @@ def test_table_has_one_line_per_row_with_rank_share_substitution_and_note():
     text = hotspots.table(Report("net", "llvm-cpu", "local-sync", rows()))
     lines = text.splitlines()
     assert lines[0] == ("net on llvm-cpu (local-sync): 10 dispatch sites, 4 entry points, "
-                        "3 timed, 40.00 us in all")
+                        "3 timed, 40.00 us in all with IREE's executables, 30.00 us with the "
+                        "substituted kernels")
+    assert "1 repetition: no spread" in lines[1]
     assert lines[2].split() == ["rank", "executable", "export", "dispatches", "us/dispatch",
-                                "total", "us", "share", "%", "substituted", "by", "note"]
-    assert lines[4].split() == ["1", "heavy", "heavy_x", "1", "30.00", "30.00", "75.0",
-                                "kernels/heavy.c", "-"]
-    assert lines[5].split()[:7] == ["2", "twice", "twice_x", "4", "2.00", "8.00", "20.0"]
+                                "spread", "total", "us", "share", "%", "substituted", "by",
+                                "kernel", "us", "IREE/kernel", "note"]
+    assert lines[4].split() == ["1", "heavy", "heavy_x", "1", "30.00", "-", "30.00", "75.0",
+                                "kernels/heavy.c", "20.00", "1.50x", "-"]
+    assert lines[5].split()[:8] == ["2", "twice", "twice_x", "4", "2.00", "-", "8.00", "20.0"]
     assert lines[5].endswith("in a loop")
     assert lines[7].split()[:5] == ["-", "dyn", "dyn_x", "3", "-"]
     assert lines[7].endswith("no benchmark: dynamic shapes")
+
+
+def timed(executable: str, dispatches: int, times: list[float]) -> Hotspot:
+    row = Hotspot(executable, f"{executable}_x", dispatches, f"f_{executable}", module="m")
+    hotspots._take(row, times)
+    return row
+
+
+def test_rows_whose_totals_lie_within_each_others_spread_are_ranked_as_ties():
+    found = hotspots.ranked([timed("a", 1, [10.0, 10.5, 9.5]), timed("b", 1, [9.8, 9.0, 9.6]),
+                             timed("c", 2, [2.0, 2.1, 1.9]), timed("d", 1, [1.0, 1.0, 1.0]),
+                             Hotspot("dyn", "dyn_x", 1)])
+    assert [r.executable for r in found] == ["a", "b", "c", "d", "dyn"]
+    assert hotspots.ranks(found) == ["1=", "1=", "3", "4", "-"]
+    assert found[0].us_per_dispatch == 10.0 and found[0].spread == pytest.approx(5.0)
+    text = hotspots.table(Report("net", "llvm-cpu", "local-sync", found))
+    assert "medians of 3 repetitions" in text.splitlines()[1]
+    assert text.splitlines()[4].split()[:6] == ["1=", "a", "a_x", "1", "10.00", "±5.0%"]
+    # One repetition: no spread, so only equal totals tie.
+    single = hotspots.ranked([timed("a", 1, [10.0]), timed("b", 2, [5.0]), timed("c", 1, [9.0])])
+    assert hotspots.ranks(single) == ["1=", "1=", "3"] and single[0].spread is None
+
+
+def test_time_takes_the_median_and_range_of_the_repetitions_and_times_the_kernels(monkeypatch):
+    measured = {"m": {"f_heavy": [30.0, 33.0, 29.0]}, "k": {"f_heavy": [21.0, 20.0, 19.0]}}
+    monkeypatch.setattr(hotspots.benchmarks, "repetitions",
+                        lambda program, module, device, flags, timeouts: measured[str(module)])
+    row = Hotspot("heavy", "heavy_x", 1, "f_heavy", module="m", substituted_by="k.c",
+                  kernel_module="k")
+    hotspots.time(Report("net", "llvm-cpu", "local-sync", [row]), "bm", [], available=True)
+    assert (row.us_per_dispatch, row.us_min, row.us_max, row.repetitions) == (30.0, 29.0, 33.0, 3)
+    assert row.kernel_us == 20.0 and row.speedup == pytest.approx(1.5)
+
+
+def test_the_picture_is_drawn_and_without_matplotlib_one_line_says_so(tmp_path, monkeypatch,
+                                                                       capsys):
+    report = Report("net", "llvm-cpu", "local-sync", rows())
+    text, plotted = hotspots.write(report, tmp_path / "hotspots.txt")
+    assert plotted and (tmp_path / "hotspots.png").read_bytes()[:4] == b"\x89PNG"
+    monkeypatch.setattr(hotspots.benchmarks, "pyplot", lambda: None)
+    text, plotted = hotspots.write(report, tmp_path / "hotspots.txt")
+    assert not plotted and not (tmp_path / "hotspots.png").exists()     # no stale picture
+    monkeypatch.setattr(hotspots, "time", lambda *args: None)
+    assert hotspots.main([str(tmp_path / "hotspots.json")]) == 0
+    assert capsys.readouterr().out.endswith(
+        "no picture: matplotlib is missing (pip install matplotlib, or the extra: "
+        "iree-kernels[plots])\n")
 
 
 def test_json_round_trips_and_carries_totals_and_shares():
@@ -101,8 +151,10 @@ def test_json_round_trips_and_carries_totals_and_shares():
     data = json.loads(hotspots.to_json(report))
     assert [(r["executable"], r["total_us"], r["share"]) for r in data["rows"]][:2] == \
         [("heavy", 30.0, 75.0), ("twice", 8.0, 20.0)]
+    assert data["rows"][0]["speedup"] == 1.5 and data["rows"][0]["rank"] == "1"
     again = hotspots.from_json(hotspots.to_json(report))
     assert again.flags == "--batch_size=10" and again.device == "cuda"
+    assert next(r for r in again.rows if r.executable == "heavy").kernel_us == 20.0
     assert sorted(r.executable for r in again.rows) == sorted(r.executable for r in rows())
 
 
@@ -128,8 +180,10 @@ def test_marks_substituted_executables_with_their_kernel_file():
                                          "model": "m", "target": "cuda", "executable": "b",
                                          "export": "b_x", "file": "kernels/b.cu",
                                          "flag": "--iree-hal-substitute-executable-object=b=b.ptx"}]}))
-    hotspots.mark_substituted(found, record.substitutions)
+    hotspots.mark_substituted(found, record.substitutions,
+                              {"b": {"module": "build/k/b.vmfb"}, "a": {"module": "x"}})
     assert [r.substituted_by for r in found] == ["", "kernels/b.cu"]
+    assert [r.kernel_module for r in found] == ["", "build/k/b.vmfb"]
 
 
 def test_first_error_line_of_a_tool_output():

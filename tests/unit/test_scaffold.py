@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from iree_kernels import scaffold, toolchains
+from iree_kernels import dispatch_body, scaffold, toolchains
 from iree_kernels.errors import UserError
 from conftest import DATA
 from iree_kernels.executables import Binding, Executable, Export, Layout, read_executables
@@ -89,22 +89,29 @@ def test_skeletons_cover_all_three_dimensions_of_the_launch():
     assert "void net_async_dispatch_6_elementwise_96x3136_f32(" in cuda
 
 
-@pytest.mark.parametrize("language, target, argv", [
+COMPILERS = [
     ("glsl", "vulkan", ["glslangValidator", "-V", "--target-env", "vulkan1.0", "-S", "comp",
                         "{source}", "-o", "{out}"]),
     ("cuda", "cuda", ["nvcc", "-ptx", "-arch=sm_80", "-x", "cu", "{source}", "-o", "{out}"]),
     ("c", "llvm-cpu", ["clang", "-target", "x86_64-unknown-unknown-eabi-elf", "-ffreestanding",
                        "-x", "c", "-c", "{source}", "-o", "{out}"]),
-])
-def test_skeletons_with_offsets_compile_as_generated(tmp_path, language, target, argv):
+]
+
+
+def compile_skeleton(tmp_path, language, argv, text):
     program = toolchains.nvcc() if argv[0] == "nvcc" else toolchains.on_path(argv[0])
     if program is None:
         pytest.skip(f"no {argv[0]}")
     source = tmp_path / f"kernel.{language}"
-    source.write_text(skeleton(language, target).text)
+    source.write_text(text)
     argv = [program, *(a.format(source=source, out=tmp_path / "out") for a in argv[1:])]
-    result = subprocess.run(argv, capture_output=True, text=True)
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("language, target, argv", COMPILERS)
+def test_skeletons_with_offsets_compile_as_generated(tmp_path, language, target, argv):
+    compile_skeleton(tmp_path, language, argv, skeleton(language, target).text)
 
 
 def test_a_kernels_path_is_per_target_and_safe_as_a_file_name():
@@ -249,3 +256,66 @@ def test_every_target_has_a_skeleton_language_that_writes_for_it():
         assert target in scaffold.LANGUAGES[language][0]
     from iree_kernels.targets import TARGETS
     assert set(scaffold.TARGET_LANGUAGES) == set(TARGETS)     # hip: triton, not a traceback
+
+
+CONV = (DATA / "executables/convpad_conv_bias_relu.mlir").read_text()     # IREE 3.13's dump
+
+
+def test_what_to_compute_is_read_from_the_dispatch_body():
+    body = dispatch_body.read(CONV)
+    assert body.inputs == ("%3 = binding 0 (readonly 4x10x10xf32 at byte offset 0)",
+                           "%4 = binding 1 (readonly 4x4x3x3xf32 at byte offset 0)")
+    ops = "\n".join(body.ops)
+    assert ops.startswith("%5 = tensor.empty()") and "%9 = arith.mulf %in, %in_1 : f32" in ops
+    assert "%10 = arith.maximumf %9, %cst : f32" in ops
+    assert "hal.interface" not in ops and "dispatch.tensor" not in ops and "%c1600" not in ops
+    # The bias is folded into the executable; the weights come in binding 1.
+    assert [c.describe() for c in body.constants] == [
+        "%cst = 0.000000e+00 : f32",
+        "%cst_0 : tensor<4xf32> = dense<[1.000000e-01, 2.000000e-01, 3.000000e-01, "
+        "4.000000e-01]> (4 values: e.g. a static const array in the kernel)"]
+    window, = body.windows
+    assert window.describe().startswith(
+        "binding 2 (readwrite 4x10x10xf32 at byte offset 1600): %8 goes in [0:4, 1:9, 1:9] "
+        "(offsets [0, 1, 1], sizes [4, 8, 8]); the elements around it are not written here")
+    assert not dispatch_body.read("")
+    # One result of several (an op with two outputs, as zfnet512's convolutions have).
+    several, = dispatch_body.read(CONV.replace("store %8, %2", "store %7#1, %2")).windows
+    assert several.value == "%7#1" and several.binding == 2
+
+
+def test_constants_say_how_the_kernel_gets_them_and_long_ones_are_cut():
+    splat = dispatch_body.Constant("%cst", "tensor<4x4x3x3xf32>", "dense<2.500000e-01>")
+    assert splat.describe().endswith("(a splat: every element is that one value)")
+    resource = dispatch_body.Constant("%w", "tensor<64xf32>", "dense_resource<w>")
+    assert "the model's resource of that name" in resource.describe()
+    many = ", ".join("1.0" for _ in range(1000))
+    text = CONV.replace("dense<[1.000000e-01, 2.000000e-01, 3.000000e-01, 4.000000e-01]> : "
+                        "tensor<4xf32>", f"dense<[{many}]> : tensor<1000xf32>")
+    constant = dispatch_body.read(text).constants[1]
+    assert len(constant.value) < 300 and constant.value.endswith("every value)")
+
+
+@pytest.mark.parametrize("language, target", [("c", "llvm-cpu"), ("cuda", "cuda"),
+                                              ("glsl", "vulkan")])
+def test_skeletons_carry_the_body_constants_and_output_window_as_comments(language, target):
+    conv, = read_executables(CONV).values()
+    text = scaffold.skeleton(language, "convpad", target, conv, conv, CONV).text
+    comments = [line for line in text.splitlines() if line.startswith("//")]
+    assert "// What to compute: the dispatch's body as IREE wrote it (scons dump: dump/sources/), " \
+           "its" in comments
+    assert "//   %8 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, " \
+           "affine_map<(d0, d1, d2) -> (d0)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], " \
+           "iterator_types = [\"parallel\", \"parallel\", \"parallel\"]} ins(%7, %cst_0 : " \
+           "tensor<4x8x8xf32>, tensor<4xf32>) outs(%5 : tensor<4x8x8xf32>) {" in comments
+    assert any(line.startswith("//   %cst_0 : tensor<4xf32> = dense<[") for line in comments)
+    assert any(line.startswith("//   binding 2 (readwrite 4x10x10xf32 at byte offset 1600): "
+                               "%8 goes in [0:4, 1:9, 1:9]") for line in comments)
+
+
+@pytest.mark.parametrize("language, target, argv", COMPILERS)
+def test_a_skeleton_with_its_body_compiles_as_generated(tmp_path, language, target, argv):
+    conv, = read_executables(CONV).values()
+    text = scaffold.skeleton(language, "convpad", target, conv, conv, CONV).text
+    assert "// What to compute" in text
+    compile_skeleton(tmp_path, language, argv, text)

@@ -16,6 +16,7 @@ from SCons.Script import BoolVariable, EnumVariable, Variables
 
 from iree_kernels import settings, toolchains
 from iree_kernels.errors import UserError
+from iree_kernels.manifest import closest
 from iree_kernels.settings import BY_NAME, SETTINGS, Setting
 from iree_kernels.scons.escaping import escape
 from iree_kernels.scons.reporting import fail
@@ -52,7 +53,8 @@ def read_variables(env) -> Variables:
     SCons.Script.Help(_help(variables.GenerateHelpText(env)))
     for key in arguments:
         if key not in variables.keys():
-            fail(f"unknown command-line variable {key!r}; see scons -h")
+            fail(f"unknown command-line variable {key!r}{closest(key, variables.keys())}; "
+                 "see scons -h")
     # Read by Python only (the scaffold step escapes it where SCons prints it).
     env["SCAFFOLD"] = arguments.get("SCAFFOLD", "")
     try:

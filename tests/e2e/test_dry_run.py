@@ -1,0 +1,47 @@
+"""scons -n lists every step the build then runs, in order, after a kernel, manifest, model edit."""
+from __future__ import annotations
+
+from conftest import REPO
+
+MANIFEST = """\
+[models.saxpy]
+source = "models/saxpy.mlir"
+targets = ["llvm-cpu"]
+
+[[substitutions]]
+model = "saxpy"
+target = "llvm-cpu"
+executable = "main_dispatch_0"
+file = "kernels/saxpy.c"
+workgroup_count = ["ceildiv(w0, 1024)"]
+"""
+# Each edit changes what its step makes (a comment would not: the object stays the same bytes).
+EDITS = [
+    ("kernels/saxpy.c", "ITEMS_PER_WORKGROUP = 1024", "ITEMS_PER_WORKGROUP = 512"),
+    ("kernels/saxpy.toml", "ceildiv(w0, 1024)", "ceildiv(w0, 512)"),
+    ("models/saxpy.mlir", "2.0 : f32", "3.0 : f32"),
+]
+
+
+def in_order_within(steps, listed) -> bool:
+    """Whether ``steps`` are among ``listed`` in the same order."""
+    rest = iter(listed)
+    return all(step in rest for step in steps)
+
+
+def test_a_dry_run_lists_every_step_the_build_then_runs(project):
+    project.copy(REPO / "models/saxpy.mlir", "models/saxpy.mlir")
+    project.copy(REPO / "kernels/cpu/saxpy.c", "kernels/saxpy.c")
+    project.write("kernels/saxpy.toml", MANIFEST)
+    project.scons()
+    for path, old, new in EDITS:
+        text = project.read(path)
+        assert old in text
+        project.write(path, text.replace(old, new))
+        listed = project.scons("-n").steps
+        assert project.scons("--question", expect_ok=False).returncode != 0   # -n built nothing
+        ran = project.scons().steps
+        # What a real build runs, the dry run lists, in that order; a step whose inputs come
+        # out the same bytes stops the real build early, so the dry run may list more.
+        assert len(ran) > 1 and in_order_within(ran, listed), (path, listed, ran)
+        assert listed[-1].step == "IREE", (path, listed)
