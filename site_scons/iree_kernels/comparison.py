@@ -16,10 +16,11 @@ This module runs nothing.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from .tolerances import TOLERANCE_KEYS, Tolerance, tolerance_error  # noqa: F401 (re-exported)
 
 DEFAULT_RTOL = 1e-5
 DEFAULT_ATOL = {2: 1e-3, 4: 1e-4, 8: 1e-4}     # by float size in bytes
@@ -29,44 +30,6 @@ _DTYPES = {"f16": np.float16, "bf16": None, "f32": np.float32, "f64": np.float64
            "ui8": np.uint8, "ui16": np.uint16, "ui32": np.uint32, "ui64": np.uint64,
            "i1": np.bool_}
 _VALUE_RE = re.compile(r"^(?:(?P<shape>(?:\d+x)*))(?P<type>[a-z]+\d+)(?:=(?P<values>.*))?$", re.S)
-
-
-@dataclass(frozen=True)
-class Tolerance:
-    atol: float | None = None
-    rtol: float | None = None
-    ulp: int | None = None
-    bitwise: bool = False      # every bit, NaN payloads included; the others then do not apply
-
-    @property
-    def exact(self) -> bool:
-        return self.bitwise or self.ulp == 0 or (self.atol == 0 and self.rtol in (0, None)) or \
-            (self.rtol == 0 and self.atol in (0, None))
-
-    def describe(self) -> str:
-        if self.bitwise:
-            return "bitwise"
-        if self.exact:
-            return "exact"
-        parts = [f"{name} {value}" for name, value in
-                 (("atol", self.atol), ("rtol", self.rtol), ("ulp", self.ulp)) if value]
-        return ", ".join(parts) or "the default tolerance"
-
-
-TOLERANCE_KEYS = ("atol", "rtol", "ulp", "bitwise")
-
-
-def tolerance_error(key: str, value) -> str | None:
-    """What is wrong with ``value`` as the tolerance ``key`` of a manifest; None where nothing is."""
-    if key == "bitwise":
-        if value is not None and not isinstance(value, bool):
-            return "must be true or false (true: outputs equal bit for bit, NaN payloads too)"
-        return None
-    number = int if key == "ulp" else (int, float)
-    if value is not None and (not isinstance(value, number) or isinstance(value, bool)
-                              or value < 0):
-        return f"must be a non-negative {'integer' if key == 'ulp' else 'number'} (0: exact)"
-    return None
 
 
 def parse_value(text: str, root: str | Path = ".") -> np.ndarray:

@@ -15,10 +15,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 
 from . import toml_files, toolchains
-from .comparison import TOLERANCE_KEYS, Tolerance, mismatch, parse_value, tolerance_error
+from .tolerances import TOLERANCE_KEYS, Tolerance, tolerance_error
 from .errors import UserError, control_character, shown
 from .manifest import closest, repo_path
 from .targets import TARGETS
@@ -109,6 +108,8 @@ def load_cases(path: str, target: str | None = None, root: str | Path | None = N
 
 def input_shapes(case: Case, root: str | Path = ".") -> list[tuple[int, ...]]:
     """The shape of each of ``case``'s inputs (a ``@file.npy`` is read for its header only)."""
+    import numpy as np                  # here: reading cases (every build) does not need it
+    from .comparison import parse_value
     shapes = []
     for value in case.inputs:
         try:
@@ -143,6 +144,8 @@ def run_case(case: Case, run_module: str, module: str, device: str,
     ``@file`` inputs and outputs are relative to ``cwd`` (the repo root). The
     comparison is ``comparison.mismatch``: exact where the case says 0.
     """
+    import numpy as np
+    from .comparison import mismatch, parse_value
     where = {"file": expected_file, "entry": case.entry}
     with tempfile.TemporaryDirectory(prefix="iree-kernels-check-") as work:
         outputs = os.path.join(work, "outputs.npy")

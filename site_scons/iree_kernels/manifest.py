@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace as _replace
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
-from .comparison import TOLERANCE_KEYS, Tolerance, tolerance_error
+from .tolerances import TOLERANCE_KEYS, Tolerance, tolerance_error
 from .errors import UserError, control_character, shown
 from . import toml_files
 from .files import not_regular, read_text

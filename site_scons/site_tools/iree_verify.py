@@ -28,7 +28,7 @@ from pathlib import Path
 import SCons.Action
 import SCons.Builder
 
-from iree_kernels import benchmarks, expected_outputs, runtime, selection, toolchains, verification
+from iree_kernels import benchmarks, expected_outputs, runtime, selection, toolchains
 from iree_kernels.errors import UserError
 from iree_kernels.files import write_atomically
 from iree_kernels.scons.escaping import escape
@@ -41,6 +41,7 @@ from iree_kernels.substitution import read_record
 
 @reporting_user_errors
 def write_harnesses(target, source, env):
+    from iree_kernels import verification      # numpy: only where a verification runs
     program, options, record = (s.abspath for s in source[:3])
     names = sorted({a.executable for a in read_record(Path(record).read_text()).substitutions})
     expected = source[3].get_path() if len(source) > 3 else None
@@ -56,6 +57,7 @@ def write_harnesses(target, source, env):
 
 @reporting_user_errors
 def build_harness_modules(target, source, env):
+    from iree_kernels import verification      # numpy: only where a verification runs
     harnesses, options, record, resolved, wanted = source[:5]
     wanted = json.loads(wanted.read())
     landing = selection.loads(resolved.get_text_contents())[wanted["key"]]
@@ -101,6 +103,7 @@ def _compile_both(env, harness: str, options: str, flags: list[str], iree_module
 
 @reporting_user_errors
 def run_verification(target, source, env):
+    from iree_kernels import verification      # numpy: only where a verification runs
     plan = verification.from_json(source[0].get_text_contents(), str(source[0]))
     if plan.note:
         summary = f"verify: skipped {verification.describe(plan)}: {plan.note}\n"
