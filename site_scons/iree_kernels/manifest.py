@@ -661,8 +661,10 @@ def repo_path(root: Path, value: str, build_dir: str = "build",
     """
     if not PATH_RE.fullmatch(value):
         bad = next((c for c in value if not PATH_RE.fullmatch(c)), value[-1:])
+        hint = (" (a kernel named after an executable with '$' is named with '_' for it: "
+                "main_async_dispatch_3.mlir for main$async_dispatch_3)" if bad == "$" else "")
         raise ValueError(f"path '{shown(value)}' contains {bad!r}; paths may use "
-                         "letters, digits, spaces and . _ + , @ = / - only")
+                         f"letters, digits, spaces and . _ + , @ = / - only{hint}")
     if value.startswith("/"):
         raise ValueError(f"'{value}' is absolute; write it relative to the repository root")
     resolved = _resolve(root, value)

@@ -123,13 +123,23 @@ def _select(sub: Substitution, executables: dict[str, Executable], prints: dict[
 
 
 def dump_named(sub: Substitution, executables) -> str:
-    """The executable a file of a folder of kernels names: its stem, or the stem without the
-    dump's ``module_`` prefix where only that is an executable; other substitutions' own."""
-    if sub.folder and sub.executable not in executables and \
-            sub.executable.startswith(DUMP_PREFIX) and \
-            sub.executable[len(DUMP_PREFIX):] in executables:
-        return sub.executable[len(DUMP_PREFIX):]
-    return sub.executable
+    """The executable a file of a folder of kernels names; other substitutions' own.
+
+    A file's stem names an executable as it is, or without the dump's
+    ``module_`` prefix, or with each ``$`` of the name written ``_`` (file names
+    here take no ``$``: exports of ONNX and torch name theirs
+    ``main$async_dispatch_3``) where that matches one executable only.
+    """
+    if not sub.folder or sub.executable in executables:
+        return sub.executable
+    stems = [sub.executable]
+    if sub.executable.startswith(DUMP_PREFIX):
+        stems.append(sub.executable[len(DUMP_PREFIX):])
+    for stem in stems[1:]:
+        if stem in executables:
+            return stem
+    spelled = [n for n in executables if "$" in n and n.replace("$", "_") in stems]
+    return spelled[0] if len(spelled) == 1 else sub.executable
 
 
 def _seen(fingerprint: str, seen: frozenset[str]) -> bool:

@@ -272,3 +272,21 @@ def test_a_folder_kernel_names_its_executable_with_or_without_the_dump_prefix():
     # Outside a folder the manifest's name is the executable's.
     assert "has no executable 'module_main_dispatch_0'" in resolve_error(
         [sub(executable="module_main_dispatch_0")], found)
+
+
+def test_a_folder_kernel_writes_each_dollar_of_its_executables_name_as_an_underscore():
+    found = executables("matmul_4x8_f32", "reduction_4_f32")
+    for name in ("main$async_dispatch_0", "main$async_dispatch_1", "a$b_c", "a_b$c"):
+        found[name] = Executable(name, "llvm-cpu", "elf", ())
+    folder = [Substitution("m", "llvm-cpu", name, f"kernels/f/{name}.mlir", "source",
+                           Origin("kernels/demo.toml", 3, "[[substitutions]] #1", {}),
+                           folder="kernels/f")
+              for name in ("main_async_dispatch_1", "module_main_async_dispatch_0")]
+    landed = selection.resolve(folder, found, prints(found))
+    assert [landed[s.key].executable for s in folder] == \
+        ["main$async_dispatch_1", "main$async_dispatch_0"]
+    # Two executables spelled the same way: the file names neither.
+    ambiguous = Substitution("m", "llvm-cpu", "a_b_c", "kernels/f/a_b_c.mlir", "source",
+                             Origin("kernels/demo.toml", 3, "[[substitutions]] #1", {}),
+                             folder="kernels/f")
+    assert "has no executable 'a_b_c'" in resolve_error([ambiguous], found)
