@@ -122,6 +122,7 @@ def build() -> None:
     hot = hotspots.from_json((ROOT / HOTSPOTS).read_text())
     wanted = [WITH_KERNEL, WITHOUT, INPUT, f"build/cuda/{MODEL}/microbenchmarks.json", HOTSPOTS,
               *sorted({row.module for row in hot.rows if row.module}),
+              *sorted({row.kernel_module for row in hot.rows if row.kernel_module}),
               *(p.relative_to(ROOT) for p in (ROOT / f"build/cuda/{MODEL}/verify").iterdir()),
               *(p.relative_to(ROOT) for p in
                 (ROOT / f"build/cuda/{MODEL}/microbenchmarks").glob("*.vmfb")), *variants]
@@ -207,3 +208,4 @@ def test_hotspots_on_cuda_name_the_triton_kernel(at_gpu_root):
     assert row.export.endswith("_batch_matmul_4x2048x2048x128_f32")
     assert row.substituted_by == "kernels/attention_scores.py"
     assert row.us_per_dispatch is not None, row.note
+    assert row.kernel_us is not None and row.kernel_us < row.us_per_dispatch, row.note
