@@ -50,6 +50,22 @@ def copy_atomically(source: str | os.PathLike, destination: str | os.PathLike) -
     return digest
 
 
+def link_atomically(source: str | os.PathLike, destination: str | os.PathLike) -> None:
+    """``destination`` made the same file as ``source`` (a hard link; a copy where none can be).
+
+    For a big file a step passes on unchanged: nothing is written. Safe because
+    every file here is replaced by a rename, never rewritten in place, and SCons
+    removes a target before building it again.
+    """
+    temporary = f"{os.fspath(destination)}.{secrets.token_hex(4)}.tmp"
+    try:
+        os.link(source, temporary)
+    except OSError:
+        copy_atomically(source, destination)
+        return
+    put_in_place(temporary, destination)
+
+
 def stage_content(path: str | os.PathLike, content: bytes, mode: int = 0o666) -> tuple[str, str]:
     """``content`` written beside ``path`` (not yet in its place): the file written, and its SHA-256."""
     fd, temporary = _create_beside(path, mode)

@@ -62,7 +62,7 @@ from iree_kernels import (codegen_cache, executables, option_files, remote_cache
 from iree_kernels.errors import UserError
 from iree_kernels.program import Program
 from iree_kernels.program_text import NotSplittable, open_program
-from iree_kernels.files import write_atomically
+from iree_kernels.files import link_atomically, write_atomically
 from iree_kernels.scons.caches import shared_cache
 from iree_kernels.scons.nodes import read_spec, spec_value
 from iree_kernels.scons.reporting import fail, reporting_user_errors
@@ -183,12 +183,17 @@ def assemble_program(target, source, env):
     except NotSplittable:               # a stand-in or the program itself needs the bindings
         with Program(text, str(program)) as p:
             assembled, phase = _assemble(p, replacements, target, options, spec, env)
-    write_atomically(target[0].abspath, assembled + "\n")
+    if assembled is None:               # nothing replaced: the program as the front end wrote it
+        link_atomically(program.abspath, target[0].abspath)
+    else:
+        write_atomically(target[0].abspath, assembled + "\n")
     write_atomically(target[1].abspath, f"--compile-from={phase}\n")
 
 
-def _assemble(assembled, replacements: dict, target, options, spec: dict, env) -> tuple[str, str]:
-    """The assembled program's text, and the phase its compile starts at."""
+def _assemble(assembled, replacements: dict, target, options, spec: dict,
+              env) -> tuple[str | None, str]:
+    """The assembled program's text (None: the program unchanged), and the phase its compile
+    starts at."""
     for name, (mlir, path) in replacements.items():
         assembled.replace(name, mlir, path)
     translated = set()
@@ -198,7 +203,7 @@ def _assemble(assembled, replacements: dict, target, options, spec: dict, env) -
     phase = "executable-targets" if not spec["objects"] and all(
         name in translated or assembled.is_external(name) for name in assembled.names()
     ) else "executable-sources"
-    return assembled.text(), phase
+    return (assembled.text() if replacements or translated else None), phase
 
 
 def _phase_emitter(target, source, env):

@@ -77,3 +77,23 @@ def test_a_missing_file_is_file_not_found_and_a_folder_a_value_error(tmp_path):
     (tmp_path / "latin1").write_bytes("é".encode("latin-1"))
     with pytest.raises(UnicodeDecodeError):
         files.read_text(tmp_path / "latin1")
+
+
+def test_a_link_is_the_same_file_until_the_source_is_replaced(tmp_path):
+    source, linked = tmp_path / "program.mlir", tmp_path / "module" / "program.mlir"
+    linked.parent.mkdir()
+    files.write_atomically(source, "old\n")
+    files.write_atomically(linked, "stale\n")
+    files.link_atomically(source, linked)
+    assert linked.read_text() == "old\n" and os.path.samefile(source, linked)
+    files.write_atomically(source, "new\n")               # replaced by a rename: the link keeps
+    assert linked.read_text() == "old\n"
+    assert sorted(p.name for p in linked.parent.iterdir()) == ["program.mlir"]
+
+
+def test_a_link_across_file_systems_is_a_copy(tmp_path, monkeypatch):
+    source, copied = tmp_path / "a", tmp_path / "b"
+    source.write_text("x")
+    monkeypatch.setattr(files.os, "link", lambda *a: (_ for _ in ()).throw(OSError(18, "EXDEV")))
+    files.link_atomically(source, copied)
+    assert copied.read_text() == "x" and not os.path.samefile(source, copied)

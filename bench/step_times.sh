@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Where a clean build's time goes, step by step, beside a plain iree-compile of the same model:
+#   bash bench/step_times.sh MODEL.mlir TARGET [TARGET ...]
+# builds MODEL (no kernels) in a new repo under $TMPDIR with scons --debug=time, per target,
+# and prints each step's line with its command execution time, then the plain compile's.
+set -euo pipefail
+repo_root=$(cd "$(dirname "$0")/.." && pwd)
+model=$(realpath "$1"); shift
+for target in "$@"; do
+  work=$(mktemp -d); mkdir -p "$work/models" "$work/kernels"
+  cp "$repo_root/SConstruct" "$work/"
+  cp "$model" "$work/models/m.mlir"
+  printf '[models.m]\nsource = "models/m.mlir"\ntargets = ["%s"]\n' "$target" > "$work/kernels/k.toml"
+  echo "== $target: $(basename "$model") ($(du -Lh "$model" | cut -f1))"
+  start=$(date +%s%N)
+  (cd "$work" && env -u PYTHONDONTWRITEBYTECODE timeout 1800 scons --site-dir="$repo_root/site_scons" \
+     -Q -j"$(nproc)" --debug=time) | grep -E "^Command execution time: |^Total build time" \
+     | grep -v "modules:" | sed "s|$work/||"
+  echo "scons wall: $(( ($(date +%s%N) - start) / 1000000 )) ms"
+  start=$(date +%s%N)
+  (cd "$work" && timeout 1800 iree-compile models/m.mlir @build/"$target"/m/options.flags -o /dev/null)
+  echo "plain iree-compile: $(( ($(date +%s%N) - start) / 1000000 )) ms"
+  rm -rf "$work"
+done
