@@ -6,6 +6,8 @@
 set -euo pipefail
 repo_root=$(cd "$(dirname "$0")/.." && pwd)
 model=$(realpath "$1"); shift
+compiler=$(cd "$repo_root/site_scons" && python3 -c \
+  'from iree_kernels import toolchains; print(toolchains.iree_compile())')
 for target in "$@"; do
   work=$(mktemp -d); mkdir -p "$work/models" "$work/kernels"
   cp "$repo_root/SConstruct" "$work/"
@@ -14,11 +16,11 @@ for target in "$@"; do
   echo "== $target: $(basename "$model") ($(du -Lh "$model" | cut -f1))"
   start=$(date +%s%N)
   (cd "$work" && env -u PYTHONDONTWRITEBYTECODE timeout 1800 scons --site-dir="$repo_root/site_scons" \
-     -Q -j"$(nproc)" --debug=time) | grep -E "^Command execution time: |^Total build time" \
+     -Q -j"$(nproc)" --debug=time) | grep -E "^Command execution time: |^Total" \
      | grep -v "modules:" | sed "s|$work/||"
   echo "scons wall: $(( ($(date +%s%N) - start) / 1000000 )) ms"
   start=$(date +%s%N)
-  (cd "$work" && timeout 1800 iree-compile models/m.mlir @build/"$target"/m/options.flags -o /dev/null)
+  (cd "$work" && timeout 1800 "$compiler" models/m.mlir @build/"$target"/m/options.flags -o /dev/null)
   echo "plain iree-compile: $(( ($(date +%s%N) - start) / 1000000 )) ms"
   rm -rf "$work"
 done
