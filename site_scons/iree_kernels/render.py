@@ -10,13 +10,13 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
-import jinja2
-
 TEMPLATES = Path(__file__).parent / "templates"
 
 
 @lru_cache(maxsize=None)
-def environment() -> jinja2.Environment:
+def environment():
+    """The templates' jinja2.Environment (jinja2 imported here: a no-op build renders nothing)."""
+    import jinja2
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
         undefined=jinja2.StrictUndefined,
