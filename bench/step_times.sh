@@ -3,6 +3,8 @@
 #   bash bench/step_times.sh MODEL.mlir TARGET [TARGET ...]
 # builds MODEL (no kernels) in a new repo under $TMPDIR with scons --debug=time, per target,
 # and prints each step's line with its command execution time, then the plain compile's.
+# NOOPS=N times N no-op runs after the build; VARIABLES="EXECUTABLE_CACHE=llvm-cpu ..." are
+# passed to every scons run.
 set -euo pipefail
 repo_root=$(cd "$(dirname "$0")/.." && pwd)
 model=$(realpath "$1"); shift
@@ -16,9 +18,15 @@ for target in "$@"; do
   echo "== $target: $(basename "$model") ($(du -Lh "$model" | cut -f1))"
   start=$(date +%s%N)
   (cd "$work" && env -u PYTHONDONTWRITEBYTECODE timeout 1800 scons --site-dir="$repo_root/site_scons" \
-     -Q -j"$(nproc)" --debug=time) | grep -E "^Command execution time: |^Total" \
+     -Q -j"$(nproc)" ${VARIABLES:-} --debug=time) | grep -E "^Command execution time: |^Total" \
      | grep -v "modules:" | sed "s|$work/||"
   echo "scons wall: $(( ($(date +%s%N) - start) / 1000000 )) ms"
+  for _ in $(seq "${NOOPS:-0}"); do
+    start=$(date +%s%N)
+    (cd "$work" && env -u PYTHONDONTWRITEBYTECODE timeout 600 scons --site-dir="$repo_root/site_scons" \
+       -Q -j"$(nproc)" ${VARIABLES:-} >/dev/null)
+    echo "no-op: $(( ($(date +%s%N) - start) / 1000000 )) ms"
+  done
   start=$(date +%s%N)
   (cd "$work" && timeout 1800 "$compiler" models/m.mlir @build/"$target"/m/options.flags -o /dev/null)
   echo "plain iree-compile: $(( ($(date +%s%N) - start) / 1000000 )) ms"
