@@ -63,6 +63,13 @@ SEGFAULT = SQUARE.replace("main_dispatch_1", "main_dispatch_0")   # mlp's execut
 
 # --- strings that reach SCons: refused where they name a path or a name, never run -------------
 INJECTION = [
+    Case("inject-passes", MLP_ONLY + '\n[[substitutions]]\nmodel = "mlp"\ntarget = "llvm-cpu"\n'
+         f'executable = "main_dispatch_0"\npasses = "builtin.module(func.func({P}))"\n',
+         (f"iree-opt pipeline 'builtin.module(func.func({P}))' fails on executable "
+          "'main_dispatch_0': error: MLIR Textual PassPipeline Parser")),
+    Case("inject-folder-file", MLP_ONLY + '\n[[substitutions]]\nmodel = "mlp"\n'
+         'target = "llvm-cpu"\nfrom = "kernels/f"\n',
+         "contains '$'", files={f"kernels/f/main_dispatch_0{P}.mlir": "x"}),
     Case("inject-model-name", BASE.replace("[models.ew]", f'[models."{P}"]'),
          "model names may use letters, digits"),
     Case("inject-source", BASE.replace("models/ew.mlir", f"models/{P}.mlir"),
