@@ -98,6 +98,14 @@ def stage_copy(source: str | os.PathLike, destination: str | os.PathLike) -> tup
     return temporary, digest.hexdigest()
 
 
+def reserve_beside(path: str | os.PathLike) -> str:
+    """An empty new file beside ``path`` for a tool to write to (``-o``), moved in place with
+    ``put_in_place``; the caller removes it (``remove_quietly``) if the tool fails."""
+    fd, temporary = _create_beside(path, 0o666)
+    os.close(fd)
+    return temporary
+
+
 def put_in_place(temporary: str, path: str | os.PathLike) -> None:
     """Move a staged file to ``path``; it is removed if it cannot be."""
     try:

@@ -142,6 +142,10 @@ def declare_module_from_program(env, module, program, target: str, options, subs
         spec.update(compiler=toolchains.version(env.subst("$IREE_COMPILE"), timeouts=timeouts(env)),
                     flags=[str(a) for line in env.subst_list("$IREE_CACHED_COMPILEFLAGS")
                            for a in line])
+    relinked = env.IreeRelinkedModule(module, program, options, spec, subs, replacements,
+                                      resolved, substitutions, **where, **short)
+    if relinked is not None:
+        return relinked
     assembled = env.IreeAssembledProgram(
         program[0].dir.Dir("module").File(f"{model}.mlir"),
         [program, options, spec_value(env, spec), *resolved,

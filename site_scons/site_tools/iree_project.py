@@ -496,7 +496,7 @@ def generate(env):
     kernel_tools = dict.fromkeys(kind.tool for kind in KERNEL_KINDS.values() if kind.tool)
     for tool in ("iree_compile", "iree_opt", "iree_substitutions", "iree_run", *kernel_tools, "iree_dump",
                  "iree_bench", "iree_hotspots", "iree_scaffold", "iree_compile_commands",
-                 "iree_cache", "iree_release", "iree_program", "onnx_import", "torch_import",
+                 "iree_cache", "iree_release", "iree_program", "iree_relink", "onnx_import", "torch_import",
                  "iree_verify", "iree_expected"):
         env.Tool(tool)
     env.AddMethod(declare_project, "IreeKernelProject")

@@ -1,0 +1,131 @@
+"""Relinking: a module rebuilt after a kernel edit by replacing its executables' binaries.
+
+A module compiled with executables unlinked (``UNLINKED``) keeps each
+executable's binary in a rodata segment of its own (``vmfb``). An MLIR kernel
+put in place of executable X compiles alone to the binary such a module holds
+for it (``iree-compile --compile-mode=hal-executable``). The module with the
+kernel is then the one without it, X's segment replaced, wherever the host code
+made for X fits the kernel: the kernel translates to the same export ops as X
+(names, ordinals, layouts, workgroup count regions, launch attributes) under
+the same variant. That result is byte for byte the module iree-compile gives
+for the program with the kernel in place (tests/e2e/test_relink.py); where the
+kernel does not fit, the caller compiles that program.
+
+Not for: the file format (``vmfb``), or deciding what to rebuild (SCons).
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import toolchains, vmfb
+from .errors import UserError
+
+UNLINKED = "--iree-hal-link-executables=false"
+_VARIANT_RE = re.compile(r"^ *hal\.executable\.variant (?:public |private )?@([A-Za-z0-9_$.\-]+)",
+                         re.M)
+_EXECUTABLE_RE = re.compile(r"^ *hal\.executable (?:public |private )?@", re.M)
+_CODE_RE = re.compile(r"^ *builtin\.module\b", re.M)
+
+
+@dataclass(frozen=True)
+class Compiler:
+    """iree-compile with the flags a module of the target is compiled with (flag files as @file)."""
+    program: str
+    flags: tuple[str, ...]
+    timeouts: toolchains.Timeouts | None = None
+
+    def run(self, argv: list[str], doing: str) -> str:
+        return toolchains.run([self.program, *argv, *self.flags], doing=doing,
+                              timeouts=self.timeouts)
+
+
+@dataclass(frozen=True)
+class CompiledKernel:
+    """A kernel compiled for relinking: its variant, and why it cannot be relinked ('' if it can)."""
+    variant: str
+    misfit: str
+
+
+def interface(translated: str, source: str = "<translated>") -> str:
+    """What a module's host code takes from a translated executable: its text from its name up to
+    its code (its visibility is the program's business)."""
+    start, code = _EXECUTABLE_RE.search(translated), _CODE_RE.search(translated)
+    if start is None or code is None or code.start() < start.end():
+        raise UserError(f"{source}: not a translated hal.executable with its code")
+    return translated[start.end():code.start()]
+
+
+def variant(text: str) -> str:
+    """The name of the executable's only variant, or '' (none, or several)."""
+    found = _VARIANT_RE.findall(text)
+    return found[0] if len(found) == 1 else ""
+
+
+def segment(names: list[str], executable: str, variant_name: str) -> str | None:
+    """The rodata segment holding ``executable``'s binary for ``variant_name``: IREE names it
+    ``<executable>_<variant>.<ext>`` with every character but [A-Za-z0-9_] written '_'.
+    None where no segment or more than one is so named."""
+    stem = re.sub(r"[^A-Za-z0-9_]", "_", f"{executable}_{variant_name}")
+    found = [n for n in names if n.rpartition(".")[0] == stem]
+    return found[0] if len(found) == 1 else None
+
+
+def compile_kernel(compiler: Compiler, kernel: Path, original: str, binary: Path) -> CompiledKernel:
+    """Compile ``kernel`` (an MLIR hal.executable) alone into ``binary``; whether it fits the host
+    code a module has for ``original``, the executable it replaces, as the model has it.
+
+    Three iree-compile runs at once: the binary, and each executable translated
+    alone, whose export ops are compared.
+    """
+    with tempfile.TemporaryDirectory(prefix="iree-relink-") as work:
+        work = Path(work)
+        (work / "original.mlir").write_text(original, encoding="utf-8")
+        runs = {
+            "binary": (["--compile-mode=hal-executable", str(kernel), "-o", str(binary)],
+                       f"compile {kernel} alone"),
+            "kernel": (_translation(kernel, work / "kernel.translated.mlir"),
+                       f"translate {kernel} alone"),
+            "original": (_translation(work / "original.mlir", work / "original.translated.mlir"),
+                         "translate the executable it replaces alone"),
+        }
+        with concurrent.futures.ThreadPoolExecutor(len(runs)) as pool:
+            done = {what: pool.submit(compiler.run, *run) for what, run in runs.items()}
+            done["binary"].result()         # the kernel's own errors first
+            done["kernel"].result()
+            try:
+                done["original"].result()
+            except UserError as e:
+                return CompiledKernel(variant(original), "IREE cannot translate the executable "
+                                      f"it replaces: {toolchains.printed_error(str(e)) or e}")
+        theirs = interface((work / "original.translated.mlir").read_text(encoding="utf-8"))
+        ours = interface((work / "kernel.translated.mlir").read_text(encoding="utf-8"), str(kernel))
+    name = variant(ours)
+    if not name or name != variant(theirs):
+        return CompiledKernel(name, "its variant is not the one the model's executable has")
+    if ours != theirs:
+        return CompiledKernel(name, "it translates to other export ops (launch shape, layout or "
+                              "workgroup count) than the executable it replaces")
+    return CompiledKernel(name, "")
+
+
+def _translation(source: Path, output: Path) -> list[str]:
+    return [str(source), "--compile-from=executable-sources", "--compile-to=executable-targets",
+            "-o", str(output)]
+
+
+def relinked(base: bytes, binaries: dict[str, tuple[str, bytes]]) -> bytes:
+    """``base`` (an unlinked module) with each executable's binary replaced: executable ->
+    (variant, binary). A UserError where the module has no single segment for one."""
+    names = vmfb.segment_names(base)
+    replacements = {}
+    for executable, (variant_name, data) in sorted(binaries.items()):
+        found = segment(names, executable, variant_name)
+        if found is None:
+            raise UserError(f"the unlinked module has no single rodata segment for executable "
+                            f"'{executable}' ({variant_name})")
+        replacements[found] = data
+    return vmfb.replace_segments(base, replacements)

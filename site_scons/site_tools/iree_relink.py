@@ -1,0 +1,193 @@
+"""SCons tool: modules whose MLIR kernels are relinked into an unlinked module (RELINK=yes).
+
+Method:
+  env.IreeRelinkedModule(module, program, options, spec, subs, replacements, resolved)
+      where RELINK applies to the module (``relinkable``), declares ``module``
+      as the model's unlinked module with each replaced executable's binary
+      put in (``iree_kernels.relink``) and returns it; else returns None.
+
+Per module, beside ``program`` (the front end's executables.mlir):
+  unlinked/<model>.mlir, .flags, .vmfb
+                    the program as ASSEMBLE makes it with nothing replaced (the
+                    codegen cache's stand-ins where it is on), compiled with
+                    ``--iree-hal-link-executables=false``: each executable's
+                    binary a rodata segment of its own. A kernel edit never
+                    rebuilds it: it depends on the model and the options.
+  relink/<key>.bin, .json
+                    a kernel compiled alone (``BINARY``), and whether the host
+                    code of the unlinked module fits it (the kernel and the
+                    executable it replaces translate to the same export ops).
+  the module        (``RELINK``) the unlinked module with the kernels' binaries
+                    in their executables' segments: the weights are copied,
+                    not parsed or serialized. Where a kernel does not fit, the
+                    unlinked program with the kernels in place is compiled
+                    instead; either way the bytes iree-compile gives for it.
+
+Only MLIR kernels substituted as sources (edited dumps, derived, from a folder)
+without objects are relinked; a module with any other substitution is compiled
+as ``iree_program`` compiles it, and so is every module of ``scons release``,
+whose modules are linked, as a plain iree-compile's are.
+
+Variables: RELINK.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+import SCons.Action
+import SCons.Builder
+import SCons.Script
+
+from iree_kernels import relink, selection, toolchains
+from iree_kernels.errors import UserError
+from iree_kernels.files import remove_quietly, reserve_beside, put_in_place, write_atomically
+from iree_kernels.program import Program
+from iree_kernels.program_text import NotSplittable, open_program
+from iree_kernels.scons.module import file_name
+from iree_kernels.scons.nodes import read_spec, spec_value
+from iree_kernels.scons.reporting import reporting_user_errors
+from iree_kernels.scons.spawn import timeouts
+
+SHORT_COMSTRS = {"IREE_BINARYCOMSTR": "BINARY   $TARGET", "IREE_RELINKCOMSTR": "RELINK   $TARGET"}
+
+
+def relinkable(env, subs, replacements: dict) -> bool:
+    """Whether RELINK applies to a module with substitutions ``subs``: each an MLIR kernel
+    substituted as a source, linking no objects; and 'release' was not asked for."""
+    if not env["RELINK"] or not subs or "release" in map(str, SCons.Script.COMMAND_LINE_TARGETS):
+        return False
+    return all(s.mode == "source" and not s.objects and s.key in replacements
+               and replacements[s.key].get_suffix() == ".mlir" for s in subs)
+
+
+def declare_relinked_module(env, module, program, options, assembled_spec: dict, subs,
+                            replacements: dict, resolved=(), substitutions=(),
+                            **overrides) -> list | None:
+    """``module`` made from the unlinked module of ``program`` and the kernels ``replacements``
+    (substitution key -> MLIR node); ``resolved``: the resolution's resolved.json node;
+    ``substitutions``: what checks them, built first; ``overrides``: ASSEMBLE's variables. None where RELINK does not apply (``relinkable``)."""
+    if not resolved or not relinkable(env, subs, replacements):
+        return None
+    resolved = resolved[0]
+    folder, model = program[0].dir, Path(str(module)).stem
+    short = {} if env["VERBOSE"] else SHORT_COMSTRS
+    unlinked_program = env.IreeAssembledProgram(
+        folder.Dir("unlinked").File(f"{model}.mlir"),
+        [program, options, spec_value(env, {**assembled_spec, "replacements": {}, "objects": []})],
+        **overrides)
+    unlinked_program[0].attributes.assembled = True
+    unlinked = env.IreeModule(folder.Dir("unlinked").File(f"{model}.vmfb"),
+                              [unlinked_program[0], options, unlinked_program[1]],
+                              IREE_COMPILEFLAGS=env["IREE_COMPILEFLAGS"] + [relink.UNLINKED])
+    ops = folder.File("executables.ops.mlir")
+    flags = [str(a) for line in env.subst_list("$IREE_COMPILEFLAGS") for a in line]
+    kernels = []
+    for key, kernel in sorted(replacements.items()):
+        kernels += env.IreeRelinkKernel(
+            [folder.Dir("relink").File(f"{file_name(key)}.bin"),
+             folder.Dir("relink").File(f"{file_name(key)}.json")],
+            [kernel, ops, options, resolved, spec_value(env, {"key": key, "flags": flags})],
+            **short)
+    relinked = env.IreeRelinkModule(module, [unlinked[0], unlinked_program[0], options,
+                                             spec_value(env, {"flags": flags}), *kernels], **short)
+    env.Depends(kernels, substitutions)     # substitutions are checked before they are applied
+    return relinked
+
+
+@reporting_user_errors
+def compile_kernel(target, source, env):
+    kernel, ops, options, resolved, spec = source[0], source[1], source[2], source[3], \
+        read_spec(source[4])
+    executable = selection.loads(resolved.get_text_contents())[spec["key"]].executable
+    original = _executable_alone(ops.get_text_contents(), str(ops), executable)
+    compiler = relink.Compiler(env.subst("$IREE_COMPILE"), (f"@{options}", *spec["flags"]),
+                               timeouts(env))
+    binary = reserve_beside(target[0].abspath)
+    try:
+        compiled = relink.compile_kernel(compiler, Path(str(kernel)), original, Path(binary))
+        record = {"executable": executable, "variant": compiled.variant,
+                  "misfit": compiled.misfit, "kernel": str(kernel)}
+        write_atomically(target[1].abspath, json.dumps(record, indent=1, sort_keys=True) + "\n")
+        put_in_place(binary, target[0].abspath)
+    finally:
+        remove_quietly(binary)
+
+
+def _executable_alone(text: str, source: str, name: str) -> str:
+    """Executable ``name`` of the program ``text`` as a file of its own, with the resources it uses."""
+    try:
+        with open_program(text, source) as program:
+            found = {e.name: e for e in program.executables()}
+    except NotSplittable:
+        with Program(text, source) as program:
+            found = {e.name: e for e in program.executables()}
+    if name not in found:
+        raise UserError(f"holds no hal.executable @{name}", file=source)
+    return found[name].standalone()
+
+
+@reporting_user_errors
+def relink_module(target, source, env):
+    unlinked, unlinked_program, options, spec = source[0], source[1], source[2], \
+        read_spec(source[3])
+    kernels = [(json.loads(Path(record.abspath).read_text(encoding="utf-8")), binary)
+               for binary, record in zip(source[4::2], source[5::2])]
+    misfits = [(r["kernel"], r["misfit"]) for r, _ in kernels if r["misfit"]]
+    if not misfits:
+        binaries = {r["executable"]: (r["variant"], Path(b.abspath).read_bytes())
+                    for r, b in kernels}
+        base = Path(unlinked.abspath).read_bytes()
+        write_atomically(target[0].abspath, relink.relinked(base, binaries))
+        return
+    for kernel, why in misfits:
+        _say(f"{target[0]}: {kernel} is compiled into the module, not relinked: {why}")
+    with open_program(unlinked_program.get_text_contents(), str(unlinked_program),
+                      tuple(Path(r["kernel"]).read_text(encoding="utf-8")
+                            for r, _ in kernels)) as program:
+        for r, _ in kernels:
+            program.replace(r["executable"], Path(r["kernel"]).read_text(encoding="utf-8"),
+                            r["kernel"])
+        assembled = program.text()
+    _compile(env, assembled, unlinked_program, options, spec["flags"], target[0].abspath)
+
+
+def _compile(env, assembled: str, beside, options, flags: list[str], module: str) -> None:
+    """Compile the program ``assembled`` (named like ``beside``) unlinked into ``module``."""
+    output = reserve_beside(module)
+    try:
+        with tempfile.TemporaryDirectory(prefix=".tmp-relink-", dir=Path(module).parent) as work:
+            program = Path(work) / beside.name      # iree-compile names what it makes after it
+            program.write_text(assembled + "\n", encoding="utf-8")
+            toolchains.run([env.subst("$IREE_COMPILE"), str(program), f"@{options}", *flags,
+                            relink.UNLINKED, "--compile-from=executable-sources", "-o", output],
+                           doing=f"compile {module}", timeouts=timeouts(env))
+        put_in_place(output, module)
+    finally:
+        remove_quietly(output)
+
+
+def _say(line: str) -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def generate(env):
+    if "IreeAssembledProgram" not in env["BUILDERS"]:
+        env.Tool("iree_program")
+    env.SetDefault(
+        RELINK=False,
+        IREE_BINARYCOMSTR="Compiling $SOURCE alone: $TARGET",
+        IREE_RELINKCOMSTR="Relinking $TARGET",
+    )
+    env["BUILDERS"]["IreeRelinkKernel"] = SCons.Builder.Builder(
+        action=SCons.Action.Action(compile_kernel, "$IREE_BINARYCOMSTR"))
+    env["BUILDERS"]["IreeRelinkModule"] = SCons.Builder.Builder(
+        action=SCons.Action.Action(relink_module, "$IREE_RELINKCOMSTR"), suffix=".vmfb")
+    env.AddMethod(declare_relinked_module, "IreeRelinkedModule")
+
+
+def exists(env):
+    return True
