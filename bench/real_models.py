@@ -1,7 +1,8 @@
 """Wall time of this repo's builds of real networks, against a plain iree-compile of the same model.
 
     ./setup.sh python bench/real_models.py [--models densenet121,resnet50,layers]
-        [--targets vulkan,llvm-cpu,cuda] [--cache on,off] [--repeat N] [-j N]
+        [--targets vulkan,llvm-cpu,cuda] [--cache on,off] [--relink off,on]
+        [--kernels native,mlir] [--repeat N] [-j N]
 
 Models: ``densenet121`` and ``resnet50`` are the onnx package's backend test
 models (``onnx/backend/test/data/light/light_*.onnx``, real graphs, splat
@@ -29,6 +30,10 @@ substituted as MLIR source) and their manifest entries, each row is one whole
               folder (CODEGEN_CACHE_DIR; cache on only)
   fresh+scons another checkout sharing CACHE_DIR (SCons's cache: modules too)
   no-op       scons again
+``--relink on`` builds with RELINK=yes (kernel edits of MLIR source kernels
+replace one binary in the unlinked module; a row where a kernel was compiled
+into the module instead is marked ``*``). ``--kernels mlir`` scaffolds only
+the MLIR source kernel, so a model of one executable gets a source row.
 The ratio is to plain (for 'one op': to a plain compile of the edited model).
 Where the kernel language's compiler is missing (clang, glslang, nvcc), the
 kernel row is left out. $IREE_KERNELS_BENCH_MODELS may name a folder of
@@ -79,6 +84,7 @@ TIMEOUT = 1800
 # machine sets PYTHONDONTWRITEBYTECODE, which makes every start compile the tools: +0.1 s).
 USER_ENVIRONMENT = {"IREE_KERNELS_CACHE_DIR": "", "PYTHONDONTWRITEBYTECODE": None}
 SCALE = 16.0            # torch models' width multiplier (--scale)
+KERNELS = ("native", "mlir")    # the kernels scaffolded (--kernels)
 
 
 def run(argv, cwd: Path, env: dict | None = None, check: bool = True) -> tuple[float, str, int]:
@@ -126,10 +132,13 @@ def one_op_changed(name: str, text: str) -> str | None:
 
 class Repo:
     def __init__(self, root: Path, model: str, target: str, cache: bool, jobs: int,
-                 shared: Path) -> None:
+                 shared: Path, relink: bool = False, kernels: tuple[str, ...] = KERNELS) -> None:
         self.root, self.model, self.target, self.jobs = root, model, target, jobs
         self.variables = [f"IREE_TARGETS={target}",
-                          f"EXECUTABLE_CACHE={target if cache else 0}"]
+                          f"EXECUTABLE_CACHE={target if cache else 0}",
+                          f"RELINK={'yes' if relink else 'no'}"]
+        self.kernels = kernels
+        self.compiled_not_relinked = False
         self.shared = {"CACHE_DIR": str(shared)}
         self.edits = 0
 
@@ -157,7 +166,8 @@ class Repo:
                    self.root, USER_ENVIRONMENT, check)
 
     def timed(self, shared: dict | None = None) -> float:
-        elapsed, _, _ = self.scons(shared=shared)
+        elapsed, out, _ = self.scons(shared=shared)
+        self.compiled_not_relinked = "not relinked" in out
         _, out, status = self.scons("--question", shared=shared, check=False)
         if status != 0:
             raise SystemExit(f"scons --question says not up to date after a build:\n{out}")
@@ -177,9 +187,11 @@ class Repo:
         names = self.executables()
         made = []
         language = LANGUAGE[self.target]
-        picks = [(language, names[len(names) // 2])] if COMPILER[language] else []
+        picks = [(language, names[len(names) // 2])] \
+            if COMPILER[language] and "native" in self.kernels else []
         others = [n for n in names[len(names) // 3:] + names if n not in dict(picks).values()]
-        picks += [("mlir", others[0])] if others else []      # one executable: no source row
+        if others and "mlir" in self.kernels:                 # one executable: no source row
+            picks.append(("mlir", others[0]))
         for language, name in picks:
             before = set(self.root.glob("kernels/**/*.*"))
             self.scons("scaffold", f"SCAFFOLD={self.model}/{self.target}/{name}",
@@ -229,12 +241,13 @@ def plain(repo: Repo, text: str, work: Path) -> dict[str, float]:
     return times
 
 
-def measure_once(model: str, target: str, cache: bool, jobs: int, work: Path) -> dict:
+def measure_once(model: str, target: str, cache: bool, relink: bool, jobs: int, work: Path,
+                 kernels: tuple[str, ...] = KERNELS) -> dict:
     text = model_text(model, work)
     with tempfile.TemporaryDirectory(dir=work) as tmp:
         tmp = Path(tmp)
         shared = tmp / "shared-cache"
-        repo = Repo(tmp / "repo", model, target, cache, jobs, shared)
+        repo = Repo(tmp / "repo", model, target, cache, jobs, shared, relink, kernels)
         repo.create(text)
         kernel, source = repo.scaffold()
         times = plain(repo, text, tmp)
@@ -249,6 +262,7 @@ def measure_once(model: str, target: str, cache: bool, jobs: int, work: Path) ->
         if source:
             repo.edit(source)
             times["source"] = repo.timed()
+            times["source compiled"] = float(repo.compiled_not_relinked)
         if changed:
             (repo.root / f"models/{model}.mlir").write_text(changed)
             times["one op"] = repo.timed()
@@ -267,31 +281,37 @@ def main() -> None:
     parser.add_argument("--models", default="densenet121,resnet50,layers")
     parser.add_argument("--targets", default="vulkan,llvm-cpu,cuda")
     parser.add_argument("--cache", default="on,off")
+    parser.add_argument("--relink", default="off")
+    parser.add_argument("--kernels", default=",".join(KERNELS))
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--scale", type=float, default=SCALE,
                         help="width multiplier of the torch models (corpus.py --scale)")
     parser.add_argument("-j", "--jobs", type=int, default=len(os.sched_getaffinity(0)))
     args = parser.parse_args()
     SCALE = args.scale
-    configurations = [(m, t, c == "on") for m in args.models.split(",")
+    configurations = [(m, t, c == "on", r == "on") for m in args.models.split(",")
                       for t in args.targets.split(",") for c in args.cache.split(",")
+                      for r in args.relink.split(",")
                       if t != "cuda" or m == "layers" or m.startswith("torch_")]
+    kernels = tuple(args.kernels.split(","))
     print(f"{len(os.sched_getaffinity(0))} cores, scons -j{args.jobs}, median of {args.repeat}; "
           "seconds (ratio to plain)")
-    print(f"{'model':<12}{'target':<9}{'cache':<6}" + "".join(f"{r:>14}" for r in ROWS)
+    print(f"{'model':<12}{'target':<9}{'cache':<6}{'relink':<7}"
+          + "".join(f"{r:>14}" for r in ROWS)
           + "".join(f"{p:>11}" for p in PHASES), flush=True)
     with tempfile.TemporaryDirectory(prefix="iree-kernels-bench-") as work:
         for configuration in configurations:
             runs = collections.defaultdict(list)
             for _ in range(args.repeat):
-                for row, seconds in measure_once(*configuration, args.jobs, Path(work)).items():
+                for row, seconds in measure_once(*configuration, args.jobs, Path(work),
+                                                 kernels).items():
                     runs[row].append(seconds)
             print(_row(configuration, {row: statistics.median(v) for row, v in runs.items()}),
                   flush=True)
 
 
 def _row(configuration, median: dict[str, float]) -> str:
-    model, target, cache = configuration
+    model, target, cache, relink = configuration
     cells = []
     for row in ROWS:
         if row not in median:
@@ -299,9 +319,12 @@ def _row(configuration, median: dict[str, float]) -> str:
             continue
         base = median["plain, one op" if row == "one op" else "plain"]
         ratio = "" if row == "plain" else f" ({median[row] / base:.2f})"
+        if row == "source" and median.get("source compiled"):
+            ratio += "*"
         cells.append(f"{median[row]:.2f}{ratio}".rjust(14))
     phases = [f"{median[p]:.2f}".rjust(11) for p in PHASES]
-    return (f"{model:<12}{target:<9}{'on' if cache else 'off':<6}" + "".join(cells)
+    return (f"{model:<12}{target:<9}{'on' if cache else 'off':<6}"
+            f"{'on' if relink else 'off':<7}" + "".join(cells)
             + "".join(phases))
 
 if __name__ == "__main__":

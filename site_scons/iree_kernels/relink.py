@@ -29,6 +29,7 @@ _VARIANT_RE = re.compile(r"^ *hal\.executable\.variant (?:public |private )?@([A
                          re.M)
 _EXECUTABLE_RE = re.compile(r"^ *hal\.executable (?:public |private )?@", re.M)
 _CODE_RE = re.compile(r"^ *builtin\.module\b", re.M)
+_OBJECT_BY_PATH_RE = re.compile(r'#hal\.executable\.object<\{path = ("(?:[^"\\]|\\.)*")\}>')
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,24 @@ def segment(names: list[str], executable: str, variant_name: str) -> str | None:
     stem = re.sub(r"[^A-Za-z0-9_]", "_", f"{executable}_{variant_name}")
     found = [n for n in names if n.rpartition(".")[0] == stem]
     return found[0] if len(found) == 1 else None
+
+
+def placeholder(wrapper: str) -> str:
+    """A wrapped kernel's hal.executable with each object it links by path replaced by four zero
+    bytes embedded in it: what an unlinked module is compiled with in its place, so that the
+    module depends on the wrapper's export ops and not on the kernel (GPU targets embed the
+    object as it is; the relink puts the kernel's binary in its place)."""
+    return _OBJECT_BY_PATH_RE.sub(
+        lambda m: f'#hal.executable.object<{{path = {m.group(1)}, '
+                  f'data = dense<[0, 0, 0, 0]> : vector<4xi8>}}>', wrapper)
+
+
+def compile_wrapper(compiler: Compiler, wrapper: Path, binary: Path) -> CompiledKernel:
+    """Compile a wrapped kernel's hal.executable alone into ``binary``. Its export ops are the
+    ones the unlinked module was compiled with (``placeholder``): it always fits."""
+    compiler.run(["--compile-mode=hal-executable", str(wrapper), "-o", str(binary)],
+                 f"compile {wrapper} alone")
+    return CompiledKernel(variant(wrapper.read_text(encoding="utf-8")), "")
 
 
 def compile_kernel(compiler: Compiler, kernel: Path, original: str, binary: Path) -> CompiledKernel:

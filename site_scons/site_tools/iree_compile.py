@@ -171,6 +171,7 @@ def generate(env):
     )
     scanner = SCons.Scanner.Scanner(scan_substitutions, name="IreeSubstitutionScanner",
                                     skeys=[".flags", ".mlir"], recursive=True)
+    env["IREE_SUBSTITUTION_SCANNER"] = scanner
     env["BUILDERS"]["IreeModule"] = SCons.Builder.Builder(
         action=whole_file_command("IREE_COMPILECOM", "$IREE_COMPILECOMSTR",
                                   explain=explain_module_failure),

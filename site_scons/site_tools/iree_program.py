@@ -57,7 +57,7 @@ import SCons.Builder
 import SCons.Script
 import SCons.Util
 
-from iree_kernels import (codegen_cache, executables, option_files, remote_cache, selection,
+from iree_kernels import (codegen_cache, executables, option_files, relink, remote_cache, selection,
                           settings, toolchains, translation)
 from iree_kernels.errors import UserError
 from iree_kernels.program import Program
@@ -142,8 +142,8 @@ def declare_module_from_program(env, module, program, target: str, options, subs
         spec.update(compiler=toolchains.version(env.subst("$IREE_COMPILE"), timeouts=timeouts(env)),
                     flags=[str(a) for line in env.subst_list("$IREE_CACHED_COMPILEFLAGS")
                            for a in line])
-    relinked = env.IreeRelinkedModule(module, program, options, spec, subs, replacements,
-                                      resolved, substitutions, **where, **short)
+    relinked = env.IreeRelinkedModule(module, program, target, options, spec, subs,
+                                      replacements, resolved, substitutions, **where, **short)
     if relinked is not None:
         return relinked
     assembled = env.IreeAssembledProgram(
@@ -172,15 +172,19 @@ def cache_folders(env) -> tuple[str, str | None]:
 @reporting_user_errors
 def assemble_program(target, source, env):
     program, options, spec = source[0], source[1], read_spec(source[2])
+    placeholders = set()            # RELINK's unlinked programs: wrapped kernels linking nothing
     if spec["replacements"] or spec["objects"]:
         # Keys -> the executables they landed on (IreeResolve's resolved.json).
         landed = selection.loads(source[3].get_text_contents())
+        placeholders = {landed[key].executable for key in spec.get("placeholders", ())}
         spec = {**spec, "objects": sorted(landed[key].executable for key in spec["objects"]),
                 "replacements": {landed[key].executable: path
                                  for key, path in spec["replacements"].items()}}
     text = program.get_text_contents()
-    replacements = {name: (Path(path).read_text(encoding="utf-8"), path)
-                    for name, path in sorted(spec["replacements"].items())}
+    replacements = {}
+    for name, path in sorted(spec["replacements"].items()):
+        mlir = Path(path).read_text(encoding="utf-8")
+        replacements[name] = (relink.placeholder(mlir) if name in placeholders else mlir, path)
     try:
         with open_program(text, str(program), tuple(r for r, _ in replacements.values())) as p:
             assembled, phase = _assemble(p, replacements, target, options, spec, env)

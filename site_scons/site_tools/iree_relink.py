@@ -23,9 +23,13 @@ Per module, beside ``program`` (the front end's executables.mlir):
                     unlinked program with the kernels in place is compiled
                     instead; either way the bytes iree-compile gives for it.
 
-Only MLIR kernels substituted as sources (edited dumps, derived, from a folder)
-without objects are relinked; a module with any other substitution is compiled
-as ``iree_program`` compiles it, and so is every module of ``scons release``,
+Relinked: MLIR kernels substituted as sources (edited dumps, derived, from a
+folder) linking no objects, and wrapped kernels on GPU targets (CUDA, Triton,
+GLSL, HIP). The unlinked module is compiled with each wrapper's objects
+replaced by four embedded bytes (``relink.placeholder``): its host code is the
+wrapper's, its binary is replaced. A module with any other substitution
+(object mode, C kernels on llvm-cpu, which link) is compiled as
+``iree_program`` compiles it, and so is every module of ``scons release``,
 whose modules are linked, as a plain iree-compile's are.
 
 Variables: RELINK.
@@ -51,32 +55,40 @@ from iree_kernels.scons.nodes import read_spec, spec_value
 from iree_kernels.scons.reporting import reporting_user_errors
 from iree_kernels.scons.spawn import timeouts
 
+CPU_TARGETS = ("llvm-cpu",)     # wrapped kernels there link objects: no placeholder stands in
 SHORT_COMSTRS = {"IREE_BINARYCOMSTR": "BINARY   $TARGET", "IREE_RELINKCOMSTR": "RELINK   $TARGET"}
 
 
-def relinkable(env, subs, replacements: dict) -> bool:
-    """Whether RELINK applies to a module with substitutions ``subs``: each an MLIR kernel
-    substituted as a source, linking no objects; and 'release' was not asked for."""
+def relinkable(env, target: str, subs, replacements: dict) -> bool:
+    """Whether RELINK applies to a module of ``target`` with substitutions ``subs``: each an MLIR
+    kernel substituted as a source and linking no objects, or a wrapped kernel on a GPU target;
+    and 'release' was not asked for."""
     if not env["RELINK"] or not subs or "release" in map(str, SCons.Script.COMMAND_LINE_TARGETS):
         return False
-    return all(s.mode == "source" and not s.objects and s.key in replacements
-               and replacements[s.key].get_suffix() == ".mlir" for s in subs)
+    return all(s.key in replacements and not s.objects and (
+        s.mode == "source" and replacements[s.key].get_suffix() == ".mlir"
+        or s.mode == "wrapped" and target not in CPU_TARGETS) for s in subs)
 
 
-def declare_relinked_module(env, module, program, options, assembled_spec: dict, subs,
-                            replacements: dict, resolved=(), substitutions=(),
+def declare_relinked_module(env, module, program, target: str, options, assembled_spec: dict,
+                            subs, replacements: dict, resolved=(), substitutions=(),
                             **overrides) -> list | None:
     """``module`` made from the unlinked module of ``program`` and the kernels ``replacements``
-    (substitution key -> MLIR node); ``resolved``: the resolution's resolved.json node;
-    ``substitutions``: what checks them, built first; ``overrides``: ASSEMBLE's variables. None where RELINK does not apply (``relinkable``)."""
-    if not resolved or not relinkable(env, subs, replacements):
+    (substitution key -> MLIR node: a kernel, or a wrapper); ``resolved``: the resolution's
+    resolved.json node; ``substitutions``: what checks them, built first; ``overrides``:
+    ASSEMBLE's variables. None where RELINK does not apply (``relinkable``)."""
+    if not resolved or not relinkable(env, target, subs, replacements):
         return None
     resolved = resolved[0]
     folder, model = program[0].dir, Path(str(module)).stem
     short = {} if env["VERBOSE"] else SHORT_COMSTRS
+    wrapped = {s.key: replacements[s.key] for s in subs if s.mode == "wrapped"}
     unlinked_program = env.IreeAssembledProgram(
         folder.Dir("unlinked").File(f"{model}.mlir"),
-        [program, options, spec_value(env, {**assembled_spec, "replacements": {}, "objects": []})],
+        [program, options, spec_value(env, {
+            **assembled_spec, "objects": [], "placeholders": sorted(wrapped),
+            "replacements": {key: node.get_path() for key, node in wrapped.items()}}),
+         *([resolved] if wrapped else []), *(wrapped[key] for key in sorted(wrapped))],
         **overrides)
     unlinked_program[0].attributes.assembled = True
     unlinked = env.IreeModule(folder.Dir("unlinked").File(f"{model}.vmfb"),
@@ -89,7 +101,8 @@ def declare_relinked_module(env, module, program, options, assembled_spec: dict,
         kernels += env.IreeRelinkKernel(
             [folder.Dir("relink").File(f"{file_name(key)}.bin"),
              folder.Dir("relink").File(f"{file_name(key)}.json")],
-            [kernel, ops, options, resolved, spec_value(env, {"key": key, "flags": flags})],
+            [kernel, ops, options, resolved,
+             spec_value(env, {"key": key, "flags": flags, "wrapped": key in wrapped})],
             **short)
     relinked = env.IreeRelinkModule(module, [unlinked[0], unlinked_program[0], options,
                                              spec_value(env, {"flags": flags}), *kernels], **short)
@@ -102,12 +115,15 @@ def compile_kernel(target, source, env):
     kernel, ops, options, resolved, spec = source[0], source[1], source[2], source[3], \
         read_spec(source[4])
     executable = selection.loads(resolved.get_text_contents())[spec["key"]].executable
-    original = _executable_alone(ops.get_text_contents(), str(ops), executable)
     compiler = relink.Compiler(env.subst("$IREE_COMPILE"), (f"@{options}", *spec["flags"]),
                                timeouts(env))
     binary = reserve_beside(target[0].abspath)
     try:
-        compiled = relink.compile_kernel(compiler, Path(str(kernel)), original, Path(binary))
+        if spec["wrapped"]:
+            compiled = relink.compile_wrapper(compiler, Path(str(kernel)), Path(binary))
+        else:
+            original = _executable_alone(ops.get_text_contents(), str(ops), executable)
+            compiled = relink.compile_kernel(compiler, Path(str(kernel)), original, Path(binary))
         record = {"executable": executable, "variant": compiled.variant,
                   "misfit": compiled.misfit, "kernel": str(kernel)}
         write_atomically(target[1].abspath, json.dumps(record, indent=1, sort_keys=True) + "\n")
@@ -183,7 +199,8 @@ def generate(env):
         IREE_RELINKCOMSTR="Relinking $TARGET",
     )
     env["BUILDERS"]["IreeRelinkKernel"] = SCons.Builder.Builder(
-        action=SCons.Action.Action(compile_kernel, "$IREE_BINARYCOMSTR"))
+        action=SCons.Action.Action(compile_kernel, "$IREE_BINARYCOMSTR"),
+        source_scanner=env["IREE_SUBSTITUTION_SCANNER"])    # a wrapper's objects
     env["BUILDERS"]["IreeRelinkModule"] = SCons.Builder.Builder(
         action=SCons.Action.Action(relink_module, "$IREE_RELINKCOMSTR"), suffix=".vmfb")
     env.AddMethod(declare_relinked_module, "IreeRelinkedModule")

@@ -1,0 +1,106 @@
+"""RELINK=yes: a kernel edit replaces one binary in the unlinked module, and the module is
+byte for byte what iree-compile makes of the model with the kernel, executables unlinked."""
+from __future__ import annotations
+
+import subprocess
+
+from conftest import REPO, run_module
+from iree_kernels import relink, toolchains, vmfb
+
+KERNEL = "kernels/llvm-cpu/mlp_square_relu.mlir"
+MANIFEST = f"""[models.mlp]
+source = "models/mlp.mlir"
+targets = ["llvm-cpu"]
+
+[[substitutions]]
+model = "mlp"
+target = "llvm-cpu"
+executable = "main_dispatch_1"
+file = "{KERNEL}"
+verify = false
+"""
+MLP_INPUTS = ["4x8xf32=1", "8x16xf32=0.5", "16xf32=-1 0 1 2 -1 0 1 2 -1 0 1 2 -1 0 1 2"]
+MODULE = "build/llvm-cpu/mlp.vmfb"
+
+
+def iree_compiles_own(project, out) -> bytes:
+    """iree-compile of the model itself, its own substitution flag, executables unlinked."""
+    here = project.root / "build/llvm-cpu/mlp"
+    with open(project.root / "models/mlp.mlir", "rb") as model:
+        subprocess.run([toolchains.iree_compile(), "-", f"@{here}/options.flags",
+                        f"@{here}/substitutions.flags", relink.UNLINKED, "-o", str(out)],
+                       stdin=model, cwd=project.root, check=True, capture_output=True)
+    return out.read_bytes()
+
+
+def edited(project, old: str, new: str) -> None:
+    kernel = project.root / KERNEL
+    text = kernel.read_text()
+    assert old in text
+    kernel.write_text(text.replace(old, new, 1))
+
+
+def test_a_kernel_edit_relinks_the_module_and_compiles_nothing_else(project, tmp_path):
+    project.write("kernels/demo.toml", MANIFEST)
+    project.copy(REPO / "models/mlp.mlir", "models/mlp.mlir")
+    project.copy(REPO / KERNEL, KERNEL)
+    clean = project.scons("RELINK=yes")
+    assert clean.ran("IREE") == ["build/llvm-cpu/mlp/unlinked/mlp.vmfb"]
+    assert clean.ran("RELINK") == [MODULE]
+    module = project.root / MODULE
+    assert module.read_bytes() == iree_compiles_own(project, tmp_path / "reference.vmfb")
+    assert any(name.startswith("main_dispatch_1_") for name in vmfb.segment_names(
+        module.read_bytes()))
+    before = run_module(module, "local-sync", "main", MLP_INPUTS)
+
+    # A changed constant: another binary, the same export ops.
+    edited(project, "%sq = arith.mulf %9, %9 : f32",
+           "%two = arith.constant 2.0 : f32\n          %sq = arith.mulf %9, %two : f32")
+    edit = project.scons("RELINK=yes")
+    assert [s.step for s in edit.steps] == ["BINARY", "RELINK"], edit.output
+    assert "not relinked" not in edit.output
+    assert module.read_bytes() == iree_compiles_own(project, tmp_path / "reference.vmfb")
+    after = run_module(module, "local-sync", "main", MLP_INPUTS)
+    assert after != before
+    assert project.scons("RELINK=yes", "--question").returncode == 0
+
+    # Other export ops (an explicit workgroup count): the host code must change, so it compiles.
+    edited(project, "%x, %y, %z = iree_tensor_ext.dispatch.workgroup_count_from_slice()\n"
+                    "      hal.return %x, %y, %z : index, index, index",
+           "%c1 = arith.constant 1 : index\n      hal.return %c1, %c1, %c1 : index, index, index")
+    misfit = project.scons("RELINK=yes")
+    assert f"{KERNEL} is compiled into the module, not relinked: it translates to other " \
+           "export ops" in misfit.output
+    assert misfit.ran("IREE") == []           # the unlinked module of the model stays
+    assert module.read_bytes() == iree_compiles_own(project, tmp_path / "reference.vmfb")
+    assert run_module(module, "local-sync", "main", MLP_INPUTS) == after
+    assert not list((project.root / "build/llvm-cpu").glob(".tmp-*"))
+    assert project.scons("RELINK=yes", "--question").returncode == 0
+
+
+def test_without_relink_the_module_is_linked_as_a_plain_compile(project):
+    project.write("kernels/demo.toml", MANIFEST)
+    project.copy(REPO / "models/mlp.mlir", "models/mlp.mlir")
+    project.copy(REPO / KERNEL, KERNEL)
+    project.scons("RELINK=yes")
+    relinked = (project.root / MODULE).read_bytes()
+    linked = project.scons()
+    assert linked.ran("IREE") == [MODULE]
+    assert (project.root / MODULE).read_bytes() != relinked
+    assert not any(name.startswith("main_dispatch_1_") for name in vmfb.segment_names(
+        (project.root / MODULE).read_bytes()))
+
+
+def test_a_kernel_that_does_not_compile_is_one_error_naming_its_line(project):
+    project.write("kernels/demo.toml", MANIFEST)
+    project.copy(REPO / "models/mlp.mlir", "models/mlp.mlir")
+    project.copy(REPO / KERNEL, KERNEL)
+    project.scons("RELINK=yes")
+    built = (project.root / MODULE).read_bytes()
+    edited(project, "%sq = arith.mulf %9, %9 : f32", "%sq = arith.mulf %9, %nine : f32")
+    broken = project.scons("RELINK=yes", expect_ok=False)
+    assert broken.returncode != 0
+    assert f"{KERNEL}:" in broken.output and "%nine" in broken.output, broken.output
+    assert "Traceback" not in broken.output
+    assert (project.root / MODULE).read_bytes() == built or not (project.root / MODULE).exists()
+    assert project.scons("RELINK=yes", "--question", expect_ok=False).returncode != 0
