@@ -35,6 +35,7 @@ from iree_kernels.scons.module import (DeclaredKernel, DeclaredModule, failing, 
                                        imply, wanted)
 from iree_kernels.scons.nodes import spec_value
 from iree_kernels.scons.reporting import fail
+from iree_kernels.scons.signatures import trust_settled_signatures
 from iree_kernels.scons.spawn import PSpawn, Spawn, timeouts
 from iree_kernels.scons.variables import read_variables
 
@@ -117,7 +118,6 @@ def _selected_targets(env) -> list[str]:
     return selected
 
 
-SCONS_MAX_DRIFT = 2 * 24 * 60 * 60      # SCons's default --max-drift
 
 
 def declare_project(env, manifests=None):
@@ -135,11 +135,7 @@ def _declare_project(env, manifests=None):
     env = env.Clone(SPAWN=spawn, PSPAWN=PSpawn(timeouts(env)),
                     ESCAPE=lambda arg: arg)
     list_every_step(env)                # scons -n: the steps after one that would run show too
-    if SCons.Script.GetOption("max_drift") == SCONS_MAX_DRIFT:
-        # The content signature .sconsign keeps for a file is trusted where the file's time
-        # is the one it was taken at and older than a second, not two days: a model's
-        # intermediates weigh what its weights do, and hashing them was most of a no-op.
-        SCons.Script.SetOption("max_drift", 1)
+    trust_settled_signatures()
     if not env["VERBOSE"]:
         env.Replace(**SHORT_COMSTRS)
     if env["PROGRESS"]:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import random
 import shutil
 import signal
@@ -185,3 +186,16 @@ def test_a_tool_that_writes_nothing_is_one_error_naming_the_target(project, tmp_
     assert ("scons: *** [build/llvm-cpu/mlp/executables.mlir] the command wrote no "
             "build/llvm-cpu/mlp/executables.mlir" in build.output)
     assert "Traceback" not in build.output
+
+
+def test_an_edit_in_the_second_a_build_read_the_file_is_seen(project):
+    """SCons compares file times in whole seconds; with the one-second drift the project sets,
+    an edit in the second whose signature .sconsign keeps would be missed once it is over."""
+    model = mlp_on_llvm_cpu(project)
+    second = int(time.time()) - 10          # a whole second, over
+    os.utime(model, (second + 0.1, second + 0.1))
+    project.scons()
+    model.write_text(model.read_text() + "// an edit\n")
+    os.utime(model, (second + 0.9, second + 0.9))
+    assert project.scons().ran("FRONTEND") == ["build/llvm-cpu/mlp/executables.mlir"]
+    assert project.scons("--question").returncode == 0

@@ -1,0 +1,32 @@
+"""When SCons may take a file's content signature from .sconsign instead of hashing the file.
+
+SCons trusts the signature .sconsign keeps for a file where the file's time is
+the one it was taken at and the file is older than ``--max-drift`` seconds (by
+default two days). A model's intermediates weigh what its weights do, and
+hashing them again was most of a no-op, so the project trusts files older than
+one second. SCons compares times in whole seconds (``getmtime`` returns
+``ST_MTIME``); with a drift of one second, a file changed within the second
+its signature was taken keeps the old signature once that second is over, and
+the change is missed (tests/e2e/test_robustness.py). So the times compared are
+the file system's own, to the nanosecond it keeps: a change moves them.
+"""
+from __future__ import annotations
+
+import SCons.Node.FS
+import SCons.Script
+
+SCONS_MAX_DRIFT = 2 * 24 * 60 * 60      # SCons's default --max-drift
+MAX_DRIFT = 1
+
+
+def trust_settled_signatures() -> None:
+    """Trust .sconsign's signature of a file unchanged for MAX_DRIFT seconds, timed precisely;
+    unless --max-drift was given."""
+    if SCons.Script.GetOption("max_drift") == SCONS_MAX_DRIFT:
+        SCons.Script.SetOption("max_drift", MAX_DRIFT)
+    SCons.Node.FS.Base.getmtime = _precise_mtime
+
+
+def _precise_mtime(node) -> float | None:
+    st = node.stat()
+    return st.st_mtime if st else None
