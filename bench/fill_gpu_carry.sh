@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Fills .perf/ (ignored by git) with what bench/gpu_machine.sh unpacks on the GPU machine, which
+# has no registry access and a 64 MiB carry limit (../shared/notes/iree-compile-on-the-gpu-machine.md):
+#   bash bench/fill_gpu_carry.sh [--models onnx_resnet50,torch_layers] [--without-compiler]
+# The compiler (iree-base-compiler's cp312 wheel, its libIREECompiler.so zstd'ed: about 4 min on
+# 2 cores), scons, zstd, glslangValidator and spirv-val (Debian's, unpacked aside), iree-run-module
+# and iree-benchmark-module, and the models named, as bench/dense_resources.py's blobs.
+# --without-compiler: for the GPU tests, which compile nothing there (pre-built here).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+models=onnx_resnet50,torch_layers
+compiler=yes
+while (($#)); do
+  case $1 in
+    --models) models=$2; shift 2 ;;
+    --without-compiler) compiler=no; shift ;;
+    *) echo "fill_gpu_carry: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+grep -qx '/.perf/' .git/info/exclude 2>/dev/null || echo /.perf/ >> .git/info/exclude
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p .perf "$work/tools/bin" "$work/tools/models" "$work/debs"
+python=.venv/bin/python
+"$python" -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: \
+  --python-version 3.12 --implementation cp --platform manylinux_2_28_x86_64 -d "$work" \
+  iree-base-compiler==3.13.0 scons==4.11.1
+(cd "$work" && mkdir -p c s && unzip -q -o iree_base_compiler-*.whl -d c && unzip -q -o scons-*.whl -d s)
+(cd "$work/s" && tar cf - SCons) | zstd -q -19 > .perf/scons.tar.zst
+if [[ $compiler == yes ]]; then
+  (cd "$work/c" && tar cf - --exclude=libIREECompiler.so iree iree_base_compiler-*.dist-info) \
+    | zstd -q -19 > .perf/compiler-rest.tar.zst
+  zstd -q -f --ultra -22 --long=30 -T0 "$work/c/iree/compiler/_mlir_libs/libIREECompiler.so" \
+    -o .perf/libIREECompiler.so.zst
+else
+  rm -f .perf/compiler-rest.tar.zst .perf/libIREECompiler.so.zst
+fi
+(cd "$work/debs" && apt-get download -q glslang-tools spirv-tools >/dev/null)
+for deb in "$work"/debs/*.deb; do dpkg -x "$deb" "$work/debs/root"; done
+cp "$work/debs/root/usr/bin/glslangValidator" "$work/debs/root/usr/bin/spirv-val" "$work/tools/bin/"
+runtime=$("$python" -c 'import iree._runtime_libs as r, os; print(os.path.dirname(r.__file__))')
+cp "$runtime/iree-run-module" "$runtime/iree-benchmark-module" "$work/tools/bin/"
+IFS=, read -ra names <<< "$models"
+for name in "${names[@]}"; do
+  [[ -n $name ]] || continue
+  if [[ $name == torch_* ]]; then
+    "$python" bench/corpus.py "$work/corpus" --only "$name" --scale 16 >/dev/null
+    model=$work/corpus/$name.mlir
+  else
+    "$python" bench/corpus.py "$work/corpus" --only "$name" --onnx "${name#onnx_}" >/dev/null
+    .venv/bin/iree-import-onnx "$work/corpus/$name.onnx" --opset-version 17 -o "$work/$name.mlir"
+    model=$work/$name.mlir
+  fi
+  "$python" bench/dense_resources.py strip "$model" "$work/tools/models/$name.blobs"
+done
+tar cf - -C "$work/tools" . | zstd -q -19 > .perf/tools.tar.zst
+cp "$(command -v zstd)" .perf/zstd
+du -sh .perf/* | sed 's/^/fill_gpu_carry: /'
