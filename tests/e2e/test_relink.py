@@ -2,12 +2,11 @@
 byte for byte what iree-compile makes of the model with the kernel, executables unlinked."""
 from __future__ import annotations
 
-import subprocess
-
 import pytest
 
 from conftest import REPO, run_module
-from iree_kernels import relink, runtime, toolchains, vmfb
+from relink_projects import SAXPY_KERNELS, iree_compiles_own, saxpy_wrapped
+from iree_kernels import runtime, toolchains, vmfb
 
 KERNEL = "kernels/llvm-cpu/mlp_square_relu.mlir"
 MANIFEST = f"""[models.mlp]
@@ -23,16 +22,6 @@ verify = false
 """
 MLP_INPUTS = ["4x8xf32=1", "8x16xf32=0.5", "16xf32=-1 0 1 2 -1 0 1 2 -1 0 1 2 -1 0 1 2"]
 MODULE = "build/llvm-cpu/mlp.vmfb"
-
-
-def iree_compiles_own(project, out, target="llvm-cpu", model="mlp") -> bytes:
-    """iree-compile of the model itself, its own substitution flags, executables unlinked."""
-    here = project.root / f"build/{target}/{model}"
-    with open(project.root / f"models/{model}.mlir", "rb") as model:
-        subprocess.run([toolchains.iree_compile(), "-", f"@{here}/options.flags",
-                        f"@{here}/substitutions.flags", relink.UNLINKED, "-o", str(out)],
-                       stdin=model, cwd=project.root, check=True, capture_output=True)
-    return out.read_bytes()
 
 
 def edited(project, old: str, new: str) -> None:
@@ -110,25 +99,10 @@ def test_a_kernel_that_does_not_compile_is_one_error_naming_its_line(project):
 
 
 GPU_TARGETS = ["vulkan"] + (["cuda"] if toolchains.nvcc() else [])
-SAXPY_KERNELS = {"vulkan": ("kernels/vulkan/saxpy_128.glsl", 128),
-                 "cuda": ("kernels/cuda/saxpy_256.cu", 256)}
-
-
-def saxpy_wrapped(project) -> None:
-    manifest = '[models.saxpy]\nsource = "models/saxpy.mlir"\n' \
-               f'targets = {GPU_TARGETS!r}\n'.replace("'", '"')
-    for target in GPU_TARGETS:
-        kernel, size = SAXPY_KERNELS[target]
-        project.copy(REPO / kernel, kernel)
-        manifest += (f'\n[[substitutions]]\nmodel = "saxpy"\ntarget = "{target}"\n'
-                     f'executable = "main_dispatch_0"\nfile = "{kernel}"\nmode = "wrapped"\n'
-                     f'workgroup_size = [{size}]\nworkgroup_count = ["ceildiv(w0, {size})"]\n')
-    project.write("kernels/saxpy.toml", manifest)
-    project.copy(REPO / "models/saxpy.mlir", "models/saxpy.mlir")
 
 
 def test_a_wrapped_gpu_kernel_edit_relinks_without_compiling_the_model(project, tmp_path):
-    saxpy_wrapped(project)
+    saxpy_wrapped(project, GPU_TARGETS)
     targets = f"IREE_TARGETS={','.join(GPU_TARGETS)}"
     project.scons("RELINK=yes", targets, "-j2")
     for target in GPU_TARGETS:
