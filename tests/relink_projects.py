@@ -21,15 +21,43 @@ def iree_compiles_own(project, out, target: str = "llvm-cpu", model: str = "mlp"
     return out.read_bytes()
 
 
+# saxpy's main_dispatch_0 on CUDA for any launch shape (object mode keeps IREE's): a grid-stride loop.
+SAXPY_ANY_LAUNCH = """extern "C" __global__ void main_dispatch_0_elementwise_D_f32(
+    const float* __restrict__ x, const float* __restrict__ y, float* __restrict__ out,
+    unsigned int n_lo, unsigned int n_hi, unsigned int out_n_lo, unsigned int out_n_hi) {
+  unsigned long long n = (unsigned long long)n_hi << 32 | n_lo;
+  for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (unsigned long long)gridDim.x * blockDim.x)
+    out[i] = 2.0f * x[i] + y[i];
+}
+"""
+SAXPY_OBJECT = "kernels/cuda/saxpy_any_launch.cu"
+
+
 def saxpy_wrapped(project, targets: list[str]) -> None:
     """models/saxpy.mlir with the demo's wrapped GPU kernel on each of ``targets``."""
-    manifest = '[models.saxpy]\nsource = "models/saxpy.mlir"\n' \
-               f'targets = {targets!r}\n'.replace("'", '"')
+    entries = ""
     for target in targets:
         kernel, size = SAXPY_KERNELS[target]
         project.copy(REPO / kernel, kernel)
-        manifest += (f'\n[[substitutions]]\nmodel = "saxpy"\ntarget = "{target}"\n'
-                     f'executable = "main_dispatch_0"\nfile = "{kernel}"\nmode = "wrapped"\n'
-                     f'workgroup_size = [{size}]\nworkgroup_count = ["ceildiv(w0, {size})"]\n')
-    project.write("kernels/saxpy.toml", manifest)
+        entries += _entry(target, kernel, "wrapped",
+                          f'workgroup_size = [{size}]\nworkgroup_count = ["ceildiv(w0, {size})"]\n')
+    _saxpy(project, targets, entries)
+
+
+def saxpy_object_on_cuda(project) -> None:
+    """models/saxpy.mlir with SAXPY_ANY_LAUNCH substituted in object mode on CUDA."""
+    project.write(SAXPY_OBJECT, SAXPY_ANY_LAUNCH)
+    _saxpy(project, ["cuda"], _entry("cuda", SAXPY_OBJECT, "object"))
+
+
+def _entry(target: str, kernel: str, mode: str, launch: str = "") -> str:
+    return (f'\n[[substitutions]]\nmodel = "saxpy"\ntarget = "{target}"\n'
+            f'executable = "main_dispatch_0"\nfile = "{kernel}"\nmode = "{mode}"\n{launch}')
+
+
+def _saxpy(project, targets: list[str], entries: str) -> None:
+    listed = ", ".join(f'"{t}"' for t in targets)
+    project.write("kernels/saxpy.toml",
+                  f'[models.saxpy]\nsource = "models/saxpy.mlir"\ntargets = [{listed}]\n{entries}')
     project.copy(REPO / "models/saxpy.mlir", "models/saxpy.mlir")

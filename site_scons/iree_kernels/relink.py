@@ -9,7 +9,10 @@ made for X fits the kernel: the kernel translates to the same export ops as X
 (names, ordinals, layouts, workgroup count regions, launch attributes) under
 the same variant. That result is byte for byte the module iree-compile gives
 for the program with the kernel in place (tests/e2e/test_relink.py); where the
-kernel does not fit, the caller compiles that program.
+kernel does not fit, the caller compiles that program. A wrapped kernel fits
+the module compiled with its wrapper (``placeholder``); an object substituted
+for X on CUDA fits the module compiled with X (``compile_object``: IREE's
+translation of X, its code replaced by the object).
 
 Not for: the file format (``vmfb``), or deciding what to rebuild (SCons).
 """
@@ -23,6 +26,7 @@ from pathlib import Path
 
 from . import toolchains, vmfb
 from .errors import UserError
+from .program import EmbeddedObject, Program
 
 UNLINKED = "--iree-hal-link-executables=false"
 _VARIANT_RE = re.compile(r"^ *hal\.executable\.variant (?:public |private )?@([A-Za-z0-9_$.\-]+)",
@@ -39,9 +43,9 @@ class Compiler:
     flags: tuple[str, ...]
     timeouts: toolchains.Timeouts | None = None
 
-    def run(self, argv: list[str], doing: str) -> str:
+    def run(self, argv: list[str], doing: str, stdin: Path | None = None) -> str:
         return toolchains.run([self.program, *argv, *self.flags], doing=doing,
-                              timeouts=self.timeouts)
+                              timeouts=self.timeouts, stdin=stdin)
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,28 @@ def compile_wrapper(compiler: Compiler, wrapper: Path, binary: Path) -> Compiled
     compiler.run(["--compile-mode=hal-executable", str(wrapper), "-o", str(binary)],
                  f"compile {wrapper} alone")
     return CompiledKernel(variant(wrapper.read_text(encoding="utf-8")), "")
+
+
+def compile_object(compiler: Compiler, obj: Path, original: str, executable: str,
+                   binary: Path) -> CompiledKernel:
+    """Compile ``original`` (the executable as the model has it) alone with its code replaced by
+    the object ``obj``, into ``binary``: what ``--iree-hal-substitute-executable-object`` makes
+    of it, IREE's own export ops (launch shape) kept. Its host code is the unlinked module's."""
+    with tempfile.TemporaryDirectory(prefix="iree-relink-") as work:
+        source, translated = Path(work) / "original.mlir", Path(work) / "translated.mlir"
+        source.write_text(original, encoding="utf-8")
+        compiler.run(_translation(source, translated),
+                     f"translate executable '{executable}' alone")
+        with Program(translated.read_text(encoding="utf-8"), str(translated)) as program:
+            exports = program.without_code(executable)
+        with Program(exports, str(translated)) as program:
+            program.edit_executable(executable, "public", EmbeddedObject(obj.name, obj.read_bytes()))
+            source.write_text(program.executable_text(executable), encoding="utf-8")
+        # From standard input: the export's debug location names <stdin>, as a module compiled
+        # from it does; only its line differs (the executable's place in the program).
+        compiler.run(["--compile-mode=hal-executable", "-", "-o", str(binary)],
+                     f"compile executable '{executable}' with {obj} alone", stdin=source)
+        return CompiledKernel(variant(exports), "")
 
 
 def compile_kernel(compiler: Compiler, kernel: Path, original: str, binary: Path) -> CompiledKernel:

@@ -272,20 +272,21 @@ def printed_error(output: str) -> str:
 
 
 def run(argv: list[str], file: str | None = None, doing: str = "",
-        timeouts: Timeouts | None = None) -> str:
+        timeouts: Timeouts | None = None, stdin: str | os.PathLike | None = None) -> str:
     """Run a tool; its standard output, or a UserError holding what it printed.
 
     It runs within the limit ``timeouts`` (default: the settings') sets for its
-    kind. A tool killed by a signal, or printing ``error:`` even with exit
-    status 0, fails too.
+    kind, reading the file ``stdin`` (default: nothing). A tool killed by a
+    signal, or printing ``error:`` even with exit status 0, fails too.
     """
     argv = [real_program(argv[0]), *argv[1:]]
     name = Path(argv[0]).name
     limit = (timeouts or default_timeouts()).for_program(argv[0])
     what = f" to {doing}" if doing else ""
     try:
-        result = subprocess.run(argv, capture_output=True, text=True, errors="replace",
-                                timeout=limit)
+        with open(stdin or os.devnull, "rb") as given:
+            result = subprocess.run(argv, stdin=given, capture_output=True, text=True,
+                                    errors="replace", timeout=limit)
     except subprocess.TimeoutExpired:
         raise UserError(timeout_message(name, limit) + (f" ({doing})" if doing else ""),
                         file=file) from None

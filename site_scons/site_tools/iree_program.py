@@ -117,8 +117,9 @@ def cached_targets(setting: str) -> tuple[str, ...]:
 
 
 def declare_module_from_program(env, module, program, target: str, options, substitutions,
-                                subs, replacements: dict, resolved=()) -> list:
+                                subs, replacements: dict, resolved=(), objects=None) -> list:
     """``replacements``: substitution key -> the node of the MLIR file that replaces its executable.
+    ``objects``: substitution key -> the object an object-mode substitution puts in (RELINK).
 
     ``resolved``: the resolution step's output (``IreeResolve``), which says
     which executable each key landed on; needed where there are substitutions.
@@ -143,7 +144,8 @@ def declare_module_from_program(env, module, program, target: str, options, subs
                     flags=[str(a) for line in env.subst_list("$IREE_CACHED_COMPILEFLAGS")
                            for a in line])
     relinked = env.IreeRelinkedModule(module, program, target, options, spec, subs,
-                                      replacements, resolved, substitutions, **where, **short)
+                                      replacements, objects or {}, resolved, substitutions,
+                                      **where, **short)
     if relinked is not None:
         return relinked
     assembled = env.IreeAssembledProgram(

@@ -290,9 +290,10 @@ def _declare_module(env, project, model, where, build) -> DeclaredModule:
                                                kernels, here)
     replacements = {key: made.replacement for key, made in kernels.items()
                     if made.replacement is not None}
+    objects = {s.key: kernels[s.key].kernel for s in subs if s.mode == "object"}
     module = env.IreeModuleFromProgram(build.Dir(where.folder).File(f"{model.name}.vmfb"),
                                        executables, where.target.name, options, flag_file,
-                                       subs, replacements, resolved)
+                                       subs, replacements, resolved, objects)
     _depend_on_option_files(env, model.options.get(where.target.name, ()), executables, module)
     return DeclaredModule(model, where, here, options[0], executables[0], subs,
                           resolved[0] if resolved else None, kernels, flag_file, record,

@@ -24,11 +24,11 @@ Per module, beside ``program`` (the front end's executables.mlir):
                     instead; either way the bytes iree-compile gives for it.
 
 Relinked: MLIR kernels substituted as sources (edited dumps, derived, from a
-folder) linking no objects, and wrapped kernels on GPU targets (CUDA, Triton,
-GLSL, HIP). The unlinked module is compiled with each wrapper's objects
+folder) linking no objects, wrapped kernels on GPU targets (CUDA, Triton,
+GLSL, HIP), and object-mode kernels on CUDA. The unlinked module is compiled with each wrapper's objects
 replaced by four embedded bytes (``relink.placeholder``): its host code is the
 wrapper's, its binary is replaced. A module with any other substitution
-(object mode, C kernels on llvm-cpu, which link) is compiled as
+(object mode on Vulkan and llvm-cpu, C kernels on llvm-cpu, which link) is compiled as
 ``iree_program`` compiles it, and so is every module of ``scons release``,
 whose modules are linked, as a plain iree-compile's are.
 
@@ -56,28 +56,34 @@ from iree_kernels.scons.reporting import reporting_user_errors
 from iree_kernels.scons.spawn import timeouts
 
 CPU_TARGETS = ("llvm-cpu",)     # wrapped kernels there link objects: no placeholder stands in
+# Where an object-mode kernel's binary is IREE's translation of the executable with the object in
+# place of its code. Not Vulkan: an external variant there loses the export's subgroup size.
+OBJECT_TARGETS = ("cuda",)
 SHORT_COMSTRS = {"IREE_BINARYCOMSTR": "BINARY   $TARGET", "IREE_RELINKCOMSTR": "RELINK   $TARGET"}
 
 
-def relinkable(env, target: str, subs, replacements: dict) -> bool:
+def relinkable(env, target: str, subs, replacements: dict, objects: dict) -> bool:
     """Whether RELINK applies to a module of ``target`` with substitutions ``subs``: each an MLIR
-    kernel substituted as a source and linking no objects, or a wrapped kernel on a GPU target;
-    and 'release' was not asked for."""
+    kernel substituted as a source and linking no objects, a wrapped kernel on a GPU target, or
+    an object on CUDA; and 'release' was not asked for."""
     if not env["RELINK"] or not subs or "release" in map(str, SCons.Script.COMMAND_LINE_TARGETS):
         return False
-    return all(s.key in replacements and not s.objects and (
-        s.mode == "source" and replacements[s.key].get_suffix() == ".mlir"
-        or s.mode == "wrapped" and target not in CPU_TARGETS) for s in subs)
+    return all(not s.objects and (
+        s.mode == "source" and s.key in replacements
+        and replacements[s.key].get_suffix() == ".mlir"
+        or s.mode == "wrapped" and s.key in replacements and target not in CPU_TARGETS
+        or s.mode == "object" and s.key in objects and target in OBJECT_TARGETS) for s in subs)
 
 
 def declare_relinked_module(env, module, program, target: str, options, assembled_spec: dict,
-                            subs, replacements: dict, resolved=(), substitutions=(),
-                            **overrides) -> list | None:
+                            subs, replacements: dict, objects: dict, resolved=(),
+                            substitutions=(), **overrides) -> list | None:
     """``module`` made from the unlinked module of ``program`` and the kernels ``replacements``
-    (substitution key -> MLIR node: a kernel, or a wrapper); ``resolved``: the resolution's
-    resolved.json node; ``substitutions``: what checks them, built first; ``overrides``:
-    ASSEMBLE's variables. None where RELINK does not apply (``relinkable``)."""
-    if not resolved or not relinkable(env, target, subs, replacements):
+    (substitution key -> MLIR node: a kernel, or a wrapper) and ``objects`` (key -> the object
+    of an object-mode substitution); ``resolved``: the resolution's resolved.json node;
+    ``substitutions``: what checks them, built first; ``overrides``: ASSEMBLE's variables. None
+    where RELINK does not apply (``relinkable``)."""
+    if not resolved or not relinkable(env, target, subs, replacements, objects):
         return None
     resolved = resolved[0]
     folder, model = program[0].dir, Path(str(module)).stem
@@ -97,12 +103,13 @@ def declare_relinked_module(env, module, program, target: str, options, assemble
     ops = folder.File("executables.ops.mlir")
     flags = [str(a) for line in env.subst_list("$IREE_COMPILEFLAGS") for a in line]
     kernels = []
-    for key, kernel in sorted(replacements.items()):
+    modes = {s.key: s.mode for s in subs}
+    for key, kernel in sorted({**replacements, **objects}.items()):
         kernels += env.IreeRelinkKernel(
             [folder.Dir("relink").File(f"{file_name(key)}.bin"),
              folder.Dir("relink").File(f"{file_name(key)}.json")],
             [kernel, ops, options, resolved,
-             spec_value(env, {"key": key, "flags": flags, "wrapped": key in wrapped})],
+             spec_value(env, {"key": key, "flags": flags, "mode": modes[key]})],
             **short)
     relinked = env.IreeRelinkModule(module, [unlinked[0], unlinked_program[0], options,
                                              spec_value(env, {"flags": flags}), *kernels], **short)
@@ -119,13 +126,17 @@ def compile_kernel(target, source, env):
                                timeouts(env))
     binary = reserve_beside(target[0].abspath)
     try:
-        if spec["wrapped"]:
+        if spec["mode"] == "wrapped":
             compiled = relink.compile_wrapper(compiler, Path(str(kernel)), Path(binary))
+        elif spec["mode"] == "object":
+            original = _executable_alone(ops.get_text_contents(), str(ops), executable)
+            compiled = relink.compile_object(compiler, Path(str(kernel)), original, executable,
+                                             Path(binary))
         else:
             original = _executable_alone(ops.get_text_contents(), str(ops), executable)
             compiled = relink.compile_kernel(compiler, Path(str(kernel)), original, Path(binary))
         record = {"executable": executable, "variant": compiled.variant,
-                  "misfit": compiled.misfit, "kernel": str(kernel)}
+                  "misfit": compiled.misfit, "kernel": str(kernel), "mode": spec["mode"]}
         write_atomically(target[1].abspath, json.dumps(record, indent=1, sort_keys=True) + "\n")
         put_in_place(binary, target[0].abspath)
     finally:
@@ -160,14 +171,18 @@ def relink_module(target, source, env):
         return
     for kernel, why in misfits:
         _say(f"{target[0]}: {kernel} is compiled into the module, not relinked: {why}")
+    spliced = [r for r, _ in kernels if r["mode"] != "object"]
     with open_program(unlinked_program.get_text_contents(), str(unlinked_program),
                       tuple(Path(r["kernel"]).read_text(encoding="utf-8")
-                            for r, _ in kernels)) as program:
-        for r, _ in kernels:
+                            for r in spliced)) as program:
+        for r in spliced:
             program.replace(r["executable"], Path(r["kernel"]).read_text(encoding="utf-8"),
                             r["kernel"])
         assembled = program.text()
-    _compile(env, assembled, unlinked_program, options, spec["flags"], target[0].abspath)
+    substituted = [f"--iree-hal-substitute-executable-object={r['executable']}={r['kernel']}"
+                   for r, _ in kernels if r["mode"] == "object"]
+    _compile(env, assembled, unlinked_program, options, spec["flags"] + substituted,
+             target[0].abspath)
 
 
 def _compile(env, assembled: str, beside, options, flags: list[str], module: str) -> None:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import REPO, run_module
-from relink_projects import SAXPY_KERNELS, iree_compiles_own, saxpy_wrapped
+from conftest import REPO, SAXPY_C, run_module
+from relink_projects import (SAXPY_KERNELS, SAXPY_OBJECT, iree_compiles_own, saxpy_object_on_cuda,
+                             saxpy_wrapped)
 from iree_kernels import runtime, toolchains, vmfb
 
 KERNEL = "kernels/llvm-cpu/mlp_square_relu.mlir"
@@ -124,3 +125,45 @@ def test_a_wrapped_gpu_kernel_edit_relinks_without_compiling_the_model(project, 
     out = run_module(project.root / "build/vulkan/saxpy.vmfb", "vulkan", "main",
                      ["4xf32=1 2 3 4", "4xf32=1 1 1 1"])
     assert "4 7 10 13" in out, out
+
+
+def entries_apart_from_debug_lines(ours: bytes, theirs: bytes) -> None:
+    """The modules hold the same entries, byte for byte but for one 4-byte field of a segment:
+    the line its export's debug location records (the executable's place in what was compiled)."""
+    import io
+    import zipfile
+    a, b = (zipfile.ZipFile(io.BytesIO(m)) for m in (ours, theirs))
+    assert a.namelist() == b.namelist()
+    for name in a.namelist():
+        x, y = a.read(name), b.read(name)
+        assert len(x) == len(y), name
+        apart = [i for i in range(len(x)) if x[i] != y[i]]
+        assert not apart or apart[-1] - apart[0] < 4, (name, apart)
+
+
+@pytest.mark.skipif(not toolchains.nvcc(), reason="needs nvcc")
+def test_an_object_kernel_on_cuda_relinks_with_iree_s_launch_shape(project, tmp_path):
+    saxpy_object_on_cuda(project)
+    project.scons("RELINK=yes", "IREE_TARGETS=cuda")
+    module = project.root / "build/cuda/saxpy.vmfb"
+    reference = tmp_path / "own.vmfb"
+    entries_apart_from_debug_lines(module.read_bytes(),
+                                   iree_compiles_own(project, reference, "cuda", "saxpy"))
+    kernel = project.root / SAXPY_OBJECT
+    kernel.write_text(kernel.read_text().replace("2.0f", "3.0f"))
+    edit = project.scons("RELINK=yes", "IREE_TARGETS=cuda")
+    assert edit.ran("RELINK") == ["build/cuda/saxpy.vmfb"]
+    assert not {"FRONTEND", "ASSEMBLE", "IREE"} & {s.step for s in edit.steps}, edit.output
+    entries_apart_from_debug_lines(module.read_bytes(),
+                                   iree_compiles_own(project, reference, "cuda", "saxpy"))
+    assert project.scons("RELINK=yes", "IREE_TARGETS=cuda", "--question").returncode == 0
+
+
+def test_a_c_kernel_on_llvm_cpu_is_compiled_into_the_module_as_without_relink(project):
+    """Wrapped C kernels are linked with IREE's code: no binary of theirs stands alone."""
+    project.write("kernels/saxpy.toml", SAXPY_C)
+    project.copy(REPO / "models/saxpy.mlir", "models/saxpy.mlir")
+    project.copy(REPO / "kernels/cpu/saxpy.c", "kernels/saxpy.c")
+    build = project.scons("RELINK=yes", "IREE_TARGETS=llvm-cpu")
+    assert build.ran("IREE") == ["build/llvm-cpu/saxpy.vmfb"]
+    assert not build.ran("BINARY") and not build.ran("RELINK")
