@@ -32,7 +32,6 @@ UNLINKED = "--iree-hal-link-executables=false"
 _VARIANT_RE = re.compile(r"^ *hal\.executable\.variant (?:public |private )?@([A-Za-z0-9_$.\-]+)",
                          re.M)
 _EXECUTABLE_RE = re.compile(r"^ *hal\.executable (?:public |private )?@", re.M)
-_CODE_RE = re.compile(r"^ *builtin\.module\b", re.M)
 _OBJECT_BY_PATH_RE = re.compile(r'#hal\.executable\.object<\{path = ("(?:[^"\\]|\\.)*")\}>')
 
 
@@ -55,13 +54,32 @@ class CompiledKernel:
     misfit: str
 
 
-def interface(translated: str, source: str = "<translated>") -> str:
-    """What a module's host code takes from a translated executable: its text from its name up to
-    its code (its visibility is the program's business)."""
-    start, code = _EXECUTABLE_RE.search(translated), _CODE_RE.search(translated)
-    if start is None or code is None or code.start() < start.end():
-        raise UserError(f"{source}: not a translated hal.executable with its code")
-    return translated[start.end():code.start()]
+def exports(translated: str, executable: str, source: str = "<translated>") -> str:
+    """Executable ``executable`` of the translated program ``translated`` without its code, as a
+    file of its own: the export ops, as codegen made them, that a module's host code is compiled
+    for; and the variant an object can be linked into."""
+    with Program(translated, source) as program:
+        return program.without_code(executable)
+
+
+def interface(exports_text: str, source: str = "<exports>") -> str:
+    """What the host code takes from an executable's ``exports``: their text from the name on
+    (its visibility is the program's business)."""
+    start = _EXECUTABLE_RE.search(exports_text)
+    if start is None:
+        raise UserError(f"{source}: not a hal.executable")
+    return exports_text[start.end():]
+
+
+def translate_alone(compiler: Compiler, original: str, executable: str) -> str:
+    """IREE's translation of ``original`` (the executable as the model has it) alone, without
+    its code (``exports``)."""
+    with tempfile.TemporaryDirectory(prefix="iree-relink-") as work:
+        source, translated = Path(work) / "original.mlir", Path(work) / "translated.mlir"
+        source.write_text(original, encoding="utf-8")
+        compiler.run(_translation(source, translated),
+                     f"translate executable '{executable}' alone")
+        return exports(translated.read_text(encoding="utf-8"), executable, str(translated))
 
 
 def variant(text: str) -> str:
@@ -97,61 +115,44 @@ def compile_wrapper(compiler: Compiler, wrapper: Path, binary: Path) -> Compiled
     return CompiledKernel(variant(wrapper.read_text(encoding="utf-8")), "")
 
 
-def compile_object(compiler: Compiler, obj: Path, original: str, executable: str,
+def compile_object(compiler: Compiler, obj: Path, exports_text: str, executable: str,
                    binary: Path) -> CompiledKernel:
-    """Compile ``original`` (the executable as the model has it) alone with its code replaced by
-    the object ``obj``, into ``binary``: what ``--iree-hal-substitute-executable-object`` makes
-    of it, IREE's own export ops (launch shape) kept. Its host code is the unlinked module's."""
+    """Compile the executable whose translation without its code is ``exports_text``
+    (``translate_alone``) linking the object ``obj``, into ``binary``: what
+    ``--iree-hal-substitute-executable-object`` makes of it, IREE's own export ops (launch
+    shape) kept. Its host code is the unlinked module's."""
+    with Program(exports_text, "<exports>") as program:
+        program.edit_executable(executable, "public", EmbeddedObject(obj.name, obj.read_bytes()))
+        stand_in = program.executable_text(executable)
     with tempfile.TemporaryDirectory(prefix="iree-relink-") as work:
-        source, translated = Path(work) / "original.mlir", Path(work) / "translated.mlir"
-        source.write_text(original, encoding="utf-8")
-        compiler.run(_translation(source, translated),
-                     f"translate executable '{executable}' alone")
-        with Program(translated.read_text(encoding="utf-8"), str(translated)) as program:
-            exports = program.without_code(executable)
-        with Program(exports, str(translated)) as program:
-            program.edit_executable(executable, "public", EmbeddedObject(obj.name, obj.read_bytes()))
-            source.write_text(program.executable_text(executable), encoding="utf-8")
+        source = Path(work) / "object.mlir"
+        source.write_text(stand_in, encoding="utf-8")
         # From standard input: the export's debug location names <stdin>, as a module compiled
         # from it does; only its line differs (the executable's place in the program).
         compiler.run(["--compile-mode=hal-executable", "-", "-o", str(binary)],
                      f"compile executable '{executable}' with {obj} alone", stdin=source)
-        return CompiledKernel(variant(exports), "")
+    return CompiledKernel(variant(exports_text), "")
 
 
-def compile_kernel(compiler: Compiler, kernel: Path, original: str, binary: Path) -> CompiledKernel:
+def compile_kernel(compiler: Compiler, kernel: Path, executable: str, exports_text: str,
+                   binary: Path) -> CompiledKernel:
     """Compile ``kernel`` (an MLIR hal.executable) alone into ``binary``; whether it fits the host
-    code a module has for ``original``, the executable it replaces, as the model has it.
-
-    Three iree-compile runs at once: the binary, and each executable translated
-    alone, whose export ops are compared.
-    """
+    code a module has for the executable whose translation without its code is ``exports_text``
+    (``translate_alone``): both runs at once, the binary and the kernel translated alone."""
     with tempfile.TemporaryDirectory(prefix="iree-relink-") as work:
-        work = Path(work)
-        (work / "original.mlir").write_text(original, encoding="utf-8")
-        runs = {
-            "binary": (["--compile-mode=hal-executable", str(kernel), "-o", str(binary)],
-                       f"compile {kernel} alone"),
-            "kernel": (_translation(kernel, work / "kernel.translated.mlir"),
-                       f"translate {kernel} alone"),
-            "original": (_translation(work / "original.mlir", work / "original.translated.mlir"),
-                         "translate the executable it replaces alone"),
-        }
+        translated = Path(work) / "kernel.translated.mlir"
+        runs = {"binary": (["--compile-mode=hal-executable", str(kernel), "-o", str(binary)],
+                           f"compile {kernel} alone"),
+                "translation": (_translation(kernel, translated), f"translate {kernel} alone")}
         with concurrent.futures.ThreadPoolExecutor(len(runs)) as pool:
             done = {what: pool.submit(compiler.run, *run) for what, run in runs.items()}
             done["binary"].result()         # the kernel's own errors first
-            done["kernel"].result()
-            try:
-                done["original"].result()
-            except UserError as e:
-                return CompiledKernel(variant(original), "IREE cannot translate the executable "
-                                      f"it replaces: {toolchains.printed_error(str(e)) or e}")
-        theirs = interface((work / "original.translated.mlir").read_text(encoding="utf-8"))
-        ours = interface((work / "kernel.translated.mlir").read_text(encoding="utf-8"), str(kernel))
+            done["translation"].result()
+        ours = exports(translated.read_text(encoding="utf-8"), executable, str(kernel))
     name = variant(ours)
-    if not name or name != variant(theirs):
+    if not name or name != variant(exports_text):
         return CompiledKernel(name, "its variant is not the one the model's executable has")
-    if ours != theirs:
+    if interface(ours, str(kernel)) != interface(exports_text):
         return CompiledKernel(name, "it translates to other export ops (launch shape, layout or "
                               "workgroup count) than the executable it replaces")
     return CompiledKernel(name, "")
@@ -162,7 +163,7 @@ def _translation(source: Path, output: Path) -> list[str]:
             "-o", str(output)]
 
 
-def relinked(base: bytes, binaries: dict[str, tuple[str, bytes]]) -> bytes:
+def relinked(base: bytes, binaries: dict[str, tuple[str, bytes]]) -> bytearray:
     """``base`` (an unlinked module) with each executable's binary replaced: executable ->
     (variant, binary). A UserError where the module has no single segment for one."""
     names = vmfb.segment_names(base)

@@ -59,7 +59,7 @@ def segment_names(content: bytes) -> list[str]:
     return [e.name for e in _Layout(content).entries[1:]]
 
 
-def replace_segments(content: bytes, replacements: dict[str, bytes]) -> bytes:
+def replace_segments(content: bytes, replacements: dict[str, bytes]) -> bytearray:
     """``content`` (a .vmfb) with the rodata entries named in ``replacements`` holding the new bytes."""
     layout = _Layout(content)
     by_name = {e.name: e for e in layout.entries}
@@ -101,7 +101,7 @@ def replace_segments(content: bytes, replacements: dict[str, bytes]) -> bytes:
         out += record
     central_size = len(out) - central_start
     out += _ends(content, layout, central_start, central_size, len(out))
-    return bytes(out)
+    return out
 
 
 class _Layout:

@@ -13,10 +13,16 @@ Per module, beside ``program`` (the front end's executables.mlir):
                     ``--iree-hal-link-executables=false``: each executable's
                     binary a rodata segment of its own. A kernel edit never
                     rebuilds it: it depends on the model and the options.
+  relink/<key>.exports.mlir
+                    (``EXPORTS``; source and object kernels) the executable the
+                    kernel replaces translated alone, without its code: the
+                    export ops the unlinked module's host code is compiled for.
+                    It depends on the model, not the kernel.
   relink/<key>.bin, .json
                     a kernel compiled alone (``BINARY``), and whether the host
-                    code of the unlinked module fits it (the kernel and the
-                    executable it replaces translate to the same export ops).
+                    code of the unlinked module fits it (an MLIR kernel must
+                    translate to those export ops; an object is compiled into
+                    them).
   the module        (``RELINK``) the unlinked module with the kernels' binaries
                     in their executables' segments: the weights are copied,
                     not parsed or serialized. Where a kernel does not fit, the
@@ -59,7 +65,8 @@ CPU_TARGETS = ("llvm-cpu",)     # wrapped kernels there link objects: no placeho
 # Where an object-mode kernel's binary is IREE's translation of the executable with the object in
 # place of its code. Not Vulkan: an external variant there loses the export's subgroup size.
 OBJECT_TARGETS = ("cuda",)
-SHORT_COMSTRS = {"IREE_BINARYCOMSTR": "BINARY   $TARGET", "IREE_RELINKCOMSTR": "RELINK   $TARGET"}
+SHORT_COMSTRS = {"IREE_EXPORTSCOMSTR": "EXPORTS  $TARGET", "IREE_BINARYCOMSTR": "BINARY   $TARGET",
+                 "IREE_RELINKCOMSTR": "RELINK   $TARGET"}
 
 
 def relinkable(env, target: str, subs, replacements: dict, objects: dict) -> bool:
@@ -105,12 +112,14 @@ def declare_relinked_module(env, module, program, target: str, options, assemble
     kernels = []
     modes = {s.key: s.mode for s in subs}
     for key, kernel in sorted({**replacements, **objects}.items()):
-        kernels += env.IreeRelinkKernel(
-            [folder.Dir("relink").File(f"{file_name(key)}.bin"),
-             folder.Dir("relink").File(f"{file_name(key)}.json")],
-            [kernel, ops, options, resolved,
-             spec_value(env, {"key": key, "flags": flags, "mode": modes[key]})],
+        relinking = folder.Dir("relink")
+        spec = spec_value(env, {"key": key, "flags": flags, "mode": modes[key]})
+        exports = [] if modes[key] == "wrapped" else env.IreeRelinkExports(
+            relinking.File(f"{file_name(key)}.exports.mlir"), [ops, options, resolved, spec],
             **short)
+        kernels += env.IreeRelinkKernel(
+            [relinking.File(f"{file_name(key)}.bin"), relinking.File(f"{file_name(key)}.json")],
+            [kernel, options, resolved, spec, *exports], **short)
     relinked = env.IreeRelinkModule(module, [unlinked[0], unlinked_program[0], options,
                                              spec_value(env, {"flags": flags}), *kernels], **short)
     env.Depends(kernels, substitutions)     # substitutions are checked before they are applied
@@ -118,29 +127,41 @@ def declare_relinked_module(env, module, program, target: str, options, assemble
 
 
 @reporting_user_errors
-def compile_kernel(target, source, env):
-    kernel, ops, options, resolved, spec = source[0], source[1], source[2], source[3], \
-        read_spec(source[4])
+def translate_executable(target, source, env):
+    ops, options, resolved, spec = source[0], source[1], source[2], read_spec(source[3])
     executable = selection.loads(resolved.get_text_contents())[spec["key"]].executable
-    compiler = relink.Compiler(env.subst("$IREE_COMPILE"), (f"@{options}", *spec["flags"]),
-                               timeouts(env))
+    original = _executable_alone(ops.get_text_contents(), str(ops), executable)
+    write_atomically(target[0].abspath,
+                     relink.translate_alone(_compiler(env, options, spec), original, executable))
+
+
+@reporting_user_errors
+def compile_kernel(target, source, env):
+    kernel, options, resolved, spec = source[0], source[1], source[2], read_spec(source[3])
+    executable = selection.loads(resolved.get_text_contents())[spec["key"]].executable
+    compiler = _compiler(env, options, spec)
+    exports = source[4].get_text_contents() if len(source) > 4 else ""
     binary = reserve_beside(target[0].abspath)
     try:
         if spec["mode"] == "wrapped":
             compiled = relink.compile_wrapper(compiler, Path(str(kernel)), Path(binary))
         elif spec["mode"] == "object":
-            original = _executable_alone(ops.get_text_contents(), str(ops), executable)
-            compiled = relink.compile_object(compiler, Path(str(kernel)), original, executable,
+            compiled = relink.compile_object(compiler, Path(str(kernel)), exports, executable,
                                              Path(binary))
         else:
-            original = _executable_alone(ops.get_text_contents(), str(ops), executable)
-            compiled = relink.compile_kernel(compiler, Path(str(kernel)), original, Path(binary))
+            compiled = relink.compile_kernel(compiler, Path(str(kernel)), executable, exports,
+                                             Path(binary))
         record = {"executable": executable, "variant": compiled.variant,
                   "misfit": compiled.misfit, "kernel": str(kernel), "mode": spec["mode"]}
         write_atomically(target[1].abspath, json.dumps(record, indent=1, sort_keys=True) + "\n")
         put_in_place(binary, target[0].abspath)
     finally:
         remove_quietly(binary)
+
+
+def _compiler(env, options, spec: dict) -> relink.Compiler:
+    return relink.Compiler(env.subst("$IREE_COMPILE"), (f"@{options}", *spec["flags"]),
+                           timeouts(env))
 
 
 def _executable_alone(text: str, source: str, name: str) -> str:
@@ -210,9 +231,12 @@ def generate(env):
         env.Tool("iree_program")
     env.SetDefault(
         RELINK=False,
+        IREE_EXPORTSCOMSTR="Translating the executable a kernel replaces alone: $TARGET",
         IREE_BINARYCOMSTR="Compiling $SOURCE alone: $TARGET",
         IREE_RELINKCOMSTR="Relinking $TARGET",
     )
+    env["BUILDERS"]["IreeRelinkExports"] = SCons.Builder.Builder(
+        action=SCons.Action.Action(translate_executable, "$IREE_EXPORTSCOMSTR"))
     env["BUILDERS"]["IreeRelinkKernel"] = SCons.Builder.Builder(
         action=SCons.Action.Action(compile_kernel, "$IREE_BINARYCOMSTR"),
         source_scanner=env["IREE_SUBSTITUTION_SCANNER"])    # a wrapper's objects

@@ -80,32 +80,35 @@ def test_segments_are_found_by_iree_s_names():
                           "main$async_dispatch_0", "embedded_elf_x86_64") is None
 
 
-TRANSLATED = """module {
-  hal.executable {visibility} @x {
-    hal.executable.variant public @v target(#t) {
-      hal.executable.export public @f ordinal(0) layout(#l) count(%arg0: !hal.device) -> (index, index, index) {
-        %c{count} = arith.constant {count} : index
-        hal.return %c{count}, %c{count}, %c{count} : index, index, index
-      }
-      builtin.module {
-        func.func @f() { {code} }
-      }
+EXPORTS = """hal.executable {visibility} @x {
+  hal.executable.variant public @v target(#t) {
+    hal.executable.export public @f ordinal(0) layout(#l) count(%arg0: !hal.device) -> (index, index, index) {
+      %c{count} = arith.constant {count} : index
+      hal.return %c{count}, %c{count}, %c{count} : index, index, index
     }
   }
 }
 """
 
 
-def translated(visibility="public", count=1, code="return"):
-    return TRANSLATED.replace("{visibility}", visibility).replace("{count}", str(count)) \
-        .replace("{code}", code)
+def exports(visibility="public", count=1):
+    return EXPORTS.replace("{visibility}", visibility).replace("{count}", str(count))
 
 
-def test_the_interface_is_the_export_ops_not_the_code_or_visibility():
-    ours = relink.interface(translated())
-    assert "hal.executable.export public @f" in ours and "func.func" not in ours
-    assert relink.interface(translated("private", code="%0 = x\nreturn")) == ours
-    assert relink.interface(translated(count=4)) != ours
+def test_the_interface_is_the_export_ops_whatever_the_visibility():
+    ours = relink.interface(exports())
+    assert ours.startswith("x {") and "hal.executable.export public @f" in ours
+    assert relink.interface(exports("private")) == ours
+    assert relink.interface(exports(count=4)) != ours
     assert relink.variant(ours) == "v"
-    with pytest.raises(UserError, match="not a translated hal.executable"):
+    with pytest.raises(UserError, match="not a hal.executable"):
         relink.interface("module {}", "k.mlir")
+
+
+def test_a_wrapper_s_objects_become_four_embedded_bytes():
+    wrapper = 'objects([#hal.executable.object<{path = "build/k.ptx"}>, ' \
+              '#hal.executable.object<{path = "x.ptx", data = dense<1> : vector<1xi8>}>])'
+    assert relink.placeholder(wrapper) == (
+        'objects([#hal.executable.object<{path = "build/k.ptx", '
+        'data = dense<[0, 0, 0, 0]> : vector<4xi8>}>, '
+        '#hal.executable.object<{path = "x.ptx", data = dense<1> : vector<1xi8>}>])')
