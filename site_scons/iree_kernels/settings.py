@@ -138,10 +138,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("EXECUTABLE_CACHE", "targets whose executables go through the per-executable "
             "codegen cache: comma-separated (cuda, vulkan, llvm-cpu), 1 for all, 0 for none; "
             "default: " + (", ".join(EXECUTABLE_CACHE_TARGETS) or "none"), "default"),
-    Setting("RELINK", "build modules whose kernels are all MLIR sources with executables "
-            "unlinked, so that a kernel edit replaces only its executable's binary in the "
-            "unlinked module instead of compiling the model again ('scons release' still "
-            "compiles linked modules)", "no", "bool"),
+    Setting("RELINK", "build modules with executables unlinked, so that a kernel edit replaces "
+            "only that executable's binary in the model's unlinked module instead of compiling "
+            "the model again: MLIR source kernels, wrapped GPU kernels and CUDA objects "
+            "(docs/building.md; 'scons release' still compiles linked modules)", "no", "bool"),
     Setting("CODEGEN_CACHE_DIR", "folder of the per-executable codegen cache; may be shared by "
             "checkouts; default: CACHE_DIR's codegen/ where CACHE_DIR is set (read only with "
             f"CACHE_READONLY, compiling into {_CODEGEN_FOLDER}), else {_CODEGEN_FOLDER}",
