@@ -15,6 +15,8 @@ DATA = Path(__file__).parent / "data"
 # models/saxpy.mlir on llvm-cpu with the C kernel kernels/saxpy.c, wrapped: the manifest of
 # several tests.
 SAXPY_C = (DATA / "manifests/saxpy_c.toml").read_text()
+# models/mlp.mlir on llvm-cpu with the demo's MLIR kernel kernels/llvm-cpu/mlp_square_relu.mlir.
+MLP_SQUARE_RELU = (DATA / "manifests/mlp_square_relu.toml").read_text()
 # A developer's shared or remote cache would serve the steps the tests expect to see run.
 os.environ.pop("IREE_KERNELS_CACHE_DIR", None)
 os.environ.pop("IREE_KERNELS_REMOTE_CACHE_URL", None)

@@ -14,21 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, Project, umask
+from conftest import MLP_SQUARE_RELU, REPO, Project, umask
 from iree_kernels import toolchains
 from iree_kernels.integrity import Trust
 
-MANIFEST = """
-[models.mlp]
-source = "models/mlp.mlir"
-targets = ["llvm-cpu"]
-
-[[substitutions]]
-model = "mlp"
-target = "llvm-cpu"
-executable = "main_dispatch_1"
-file = "kernels/llvm-cpu/mlp_square_relu.mlir"
-"""
+MANIFEST = MLP_SQUARE_RELU
 FILES = ["models/mlp.mlir", "kernels/llvm-cpu/mlp_square_relu.mlir"]
 MODULE = "build/llvm-cpu/mlp.vmfb"
 KEY = "e2e-cache-key-7f3a9c1d5b2e8f40a6"

@@ -4,25 +4,20 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import REPO, SAXPY_C, run_module
+from conftest import MLP_SQUARE_RELU, REPO, SAXPY_C, run_module
 from relink_projects import (SAXPY_KERNELS, SAXPY_OBJECT, iree_compiles_own, saxpy_object_on_cuda,
                              saxpy_wrapped)
 from iree_kernels import runtime, toolchains, vmfb
 
 KERNEL = "kernels/llvm-cpu/mlp_square_relu.mlir"
-MANIFEST = f"""[models.mlp]
-source = "models/mlp.mlir"
-targets = ["llvm-cpu"]
-
-[[substitutions]]
-model = "mlp"
-target = "llvm-cpu"
-executable = "main_dispatch_1"
-file = "{KERNEL}"
-verify = false
-"""
 MLP_INPUTS = ["4x8xf32=1", "8x16xf32=0.5", "16xf32=-1 0 1 2 -1 0 1 2 -1 0 1 2 -1 0 1 2"]
 MODULE = "build/llvm-cpu/mlp.vmfb"
+
+
+def mlp_with_kernel(project) -> None:
+    project.write("kernels/demo.toml", MLP_SQUARE_RELU)
+    project.copy(REPO / "models/mlp.mlir", "models/mlp.mlir")
+    project.copy(REPO / KERNEL, KERNEL)
 
 
 def edited(project, old: str, new: str) -> None:
@@ -33,9 +28,7 @@ def edited(project, old: str, new: str) -> None:
 
 
 def test_a_kernel_edit_relinks_the_module_and_compiles_nothing_else(project, tmp_path):
-    project.write("kernels/demo.toml", MANIFEST)
-    project.copy(REPO / "models/mlp.mlir", "models/mlp.mlir")
-    project.copy(REPO / KERNEL, KERNEL)
+    mlp_with_kernel(project)
     clean = project.scons("RELINK=yes")
     assert clean.ran("IREE") == ["build/llvm-cpu/mlp/unlinked/mlp.vmfb"]
     assert clean.ran("RELINK") == [MODULE]
@@ -72,9 +65,7 @@ def test_a_kernel_edit_relinks_the_module_and_compiles_nothing_else(project, tmp
 
 
 def test_without_relink_the_module_is_linked_as_a_plain_compile(project):
-    project.write("kernels/demo.toml", MANIFEST)
-    project.copy(REPO / "models/mlp.mlir", "models/mlp.mlir")
-    project.copy(REPO / KERNEL, KERNEL)
+    mlp_with_kernel(project)
     project.scons("RELINK=yes")
     relinked = (project.root / MODULE).read_bytes()
     linked = project.scons()
@@ -85,9 +76,7 @@ def test_without_relink_the_module_is_linked_as_a_plain_compile(project):
 
 
 def test_a_kernel_that_does_not_compile_is_one_error_naming_its_line(project):
-    project.write("kernels/demo.toml", MANIFEST)
-    project.copy(REPO / "models/mlp.mlir", "models/mlp.mlir")
-    project.copy(REPO / KERNEL, KERNEL)
+    mlp_with_kernel(project)
     project.scons("RELINK=yes")
     built = (project.root / MODULE).read_bytes()
     edited(project, "%sq = arith.mulf %9, %9 : f32", "%sq = arith.mulf %9, %nine : f32")
