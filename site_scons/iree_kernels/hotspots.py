@@ -305,7 +305,8 @@ def compile_kernels(iree_compile: str, dumped: Path, program: Path, options: str
     """Each substituted executable's dumped benchmark compiled again with its kernel in place.
 
     As ``scons bench`` does: the dumped module gets the executable's source
-    from ``program`` (executables.mlir) and is compiled with the substitution's
+    from ``program`` (executables.ops.mlir: the executables alone, with the
+    resources they use, not the weights) and is compiled with the substitution's
     flag, into ``folder``. Returns executable -> {"module": path} or {"note": why none}.
     """
     from .program import Program

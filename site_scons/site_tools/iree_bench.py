@@ -7,6 +7,7 @@ Methods:
 
 Builders:
   IreeMicrobenchmark     model.mlir + options.flags + substitutions.json + executables.mlir
+                         (benchmarks are dumped from it) + executables.ops.mlir (sources)
                          -> microbenchmarks.json (one model and target)
   IreeBenchmarkReport    microbenchmarks.json... -> microbenchmarks.txt (+ .json, .png)
 
@@ -38,7 +39,8 @@ from iree_kernels.substitution import read_record
 
 @reporting_user_errors
 def run_microbenchmarks(target, source, env):
-    model, options, record_file, dump = (str(s) for s in source[:4])
+    # dump: the front end's program, which benchmarks are dumped from; ops: its executables alone
+    model, options, record_file, dump, ops = (str(s) for s in source[:5])
     expected = next((s.get_path() for s in source[4:] if s.get_suffix() == ".toml"), None)
     record = read_record(Path(record_file).read_text())
     work = Path(target[0].abspath).with_suffix("")
@@ -52,7 +54,7 @@ def run_microbenchmarks(target, source, env):
     device = env["IREE_RUN_DEVICE"]
     available = runtime.device_driver(device) in runtime.available_drivers(
         env.subst("$IREE_RUN_MODULE"), timeouts(env))
-    with Program(Path(dump).read_text(), dump) as sources:
+    with Program(Path(ops).read_text(), ops) as sources:
         results = [_measure(env, sub, found.get(sub.executable), sources, work, options,
                             device, available) for sub in record.substitutions]
     write_atomically(target[0].abspath, benchmarks.to_json(results))
@@ -103,7 +105,9 @@ def declare_microbenchmarks(env, declared: DeclaredModule):
     expected = [env.File(f"#{model.expected}")] if model.expected else []
     benchmark = env.IreeMicrobenchmark(declared.folder.File("microbenchmarks.json"),
                                        [model.source, declared.options, declared.record,
-                                        declared.executables, declared.module, *expected],
+                                        declared.executables,
+                                        declared.folder.File("executables.ops.mlir"),
+                                        declared.module, *expected],
                                        IREE_RUN_DEVICE=declared.target.run_device,
                                        IREE_RUN_TARGET=declared.target.name)
     env.AlwaysBuild(benchmark)

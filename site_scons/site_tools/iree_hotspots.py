@@ -5,7 +5,7 @@ Builders:
                          -> hotspots/benchmarks.json: every dispatch site counted, IREE's
                          executable benchmarks dumped (from executables.mlir: the front
                          end does not run again) and compiled beside it
-  IreeHotspotKernels     benchmarks.json + executables.mlir + options.flags + substitutions.json
+  IreeHotspotKernels     benchmarks.json + executables.ops.mlir + options.flags + substitutions.json
                          + the module (for its kernels) -> hotspots/kernels.json: each
                          substituted executable's dumped benchmark compiled again with its
                          kernel in place (as scons bench does), beside IREE's
@@ -115,8 +115,8 @@ def declare_hotspots(env, declared: DeclaredModule):
                                          [declared.executables, declared.options,
                                           spec_value(env, spec)])
     kernels = env.IreeHotspotKernels(folder.Dir("hotspots").File("kernels.json"),
-                                     [compiled, declared.executables, declared.options,
-                                      declared.record, declared.module]) \
+                                     [compiled, folder.File("executables.ops.mlir"),
+                                      declared.options, declared.record, declared.module]) \
         if declared.substitutions else []
     report = env.IreeHotspotReport(folder.File("hotspots.txt"),
                                    [compiled, declared.record, *kernels],

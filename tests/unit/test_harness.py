@@ -13,8 +13,9 @@ from harness import Step, parse_steps
 
 def test_the_step_lines_are_the_tools_own():
     from site_tools import (iree_compile_commands, iree_expected, iree_program, iree_project,
-                            onnx_import, torch_import)
+                            iree_relink, onnx_import, torch_import)
     declared = {*iree_project.SHORT_COMSTRS.values(), *iree_program.SHORT_COMSTRS.values(),
+                *iree_relink.SHORT_COMSTRS.values(),
                 onnx_import.SHORT_COMSTR, torch_import.SHORT_COMSTR,
                 iree_compile_commands.SHORT_COMSTR, iree_expected.SHORT_COMSTR}
     assert set(harness.short_comstrs()) == declared
