@@ -64,6 +64,7 @@ sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "bench"))
 import generate_layers  # noqa: E402
 import harness  # noqa: E402
+import kernel_edits  # noqa: E402
 from iree_kernels import toolchains  # noqa: E402
 from iree_kernels.program import Program  # noqa: E402
 
@@ -208,10 +209,7 @@ class Repo:
         self.edits += 1
         text = kernel.read_text()
         if kernel.suffix == ".mlir":
-            # A dead constant at the top of the dispatch function: the IR changes, nothing else.
-            text = re.sub(r"(func\.func @\S+\(\) [^\n]*\{\n)",
-                          lambda m: m.group(1) + f"  %edit{self.edits} = arith.constant "
-                          f"{self.edits} : index\n", text, count=1)
+            text = kernel_edits.edit_mlir_kernel(text, self.edits)
         else:
             marker, line = EDITS[kernel.suffix]
             text = text.replace(marker, line.format(n=self.edits) + "\n    " + marker, 1)

@@ -3,8 +3,8 @@
     ./setup.sh python bench/resident.py REPO KERNEL [--edits N] [-j N] [VARIABLE=value ...]
 
 REPO is a project already built once; KERNEL one of its MLIR source kernels
-(``scons scaffold LANGUAGE=mlir`` writes one). Each edit puts a dead constant at
-the top of the kernel's dispatch function (what it compiles to changes). The
+(``scons scaffold LANGUAGE=mlir`` writes one). Each edit moves the kernel's
+first f32 constant (``kernel_edits``: what it compiles to changes). The
 resident build keeps SCons, the tools and the graph loaded: ``build`` at its
 prompt after each edit, then ``build`` again (a no-op). The one-shot rows run
 ``scons`` twice per edit, as a user at a shell does. Prints medians of
@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import kernel_edits  # noqa: E402
 
 SCONS = Path(sys.executable).with_name("scons")
 SITE = Path(__file__).resolve().parents[1] / "site_scons"
@@ -32,11 +34,9 @@ ENVIRONMENT = {k: v for k, v in os.environ.items()
 
 def edit(kernel: Path, number: int) -> None:
     text = kernel.read_text()
-    changed = re.sub(r"(func\.func @\S+\(\) [^\n]*\{\n)", lambda m: m.group(1)
-                     + f"  %resident_edit{number} = arith.constant {number} : index\n",
-                     text, count=1)
+    changed = kernel_edits.edit_mlir_kernel(text, number)
     if changed == text:
-        raise SystemExit(f"bench: no dispatch function to edit in {kernel}")
+        raise SystemExit(f"bench: nothing to edit in {kernel}")
     kernel.write_text(changed)
 
 
