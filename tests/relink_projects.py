@@ -2,10 +2,12 @@
 and the module iree-compile makes of them itself."""
 from __future__ import annotations
 
+import io
 import subprocess
+import zipfile
 
 from conftest import REPO
-from iree_kernels import relink, toolchains
+from iree_kernels import relink, toolchains, vmfb
 
 SAXPY_KERNELS = {"vulkan": ("kernels/vulkan/saxpy_128.glsl", 128),
                  "cuda": ("kernels/cuda/saxpy_256.cu", 256)}
@@ -32,6 +34,29 @@ SAXPY_ANY_LAUNCH = """extern "C" __global__ void main_dispatch_0_elementwise_D_f
 }
 """
 SAXPY_OBJECT = "kernels/cuda/saxpy_any_launch.cu"
+
+
+def assert_same_module(ours: bytes, theirs: bytes, debug_lines: bool = False) -> None:
+    """A relinked module is iree-compile's: the same zip entries in the same order, each byte for
+    byte, but for where the segments after a replaced binary of another size lie (the relink
+    moves them by a multiple of 64, IREE aligns each to its own alignment): the FlatBuffer's
+    offsets to them. ``debug_lines``: a segment may also differ in one 4-byte field, the source
+    line its export's debug information records (CUDA objects)."""
+    a, b = (zipfile.ZipFile(io.BytesIO(m)) for m in (ours, theirs))
+    assert a.testzip() is None and a.namelist() == b.namelist()
+    layout = vmfb._Layout(ours)
+    fb = layout.entries[0]
+    offsets = {at - fb.data + k for s in layout.segments for at in [s.offset_field]
+               for k in range(8)}
+    for name in a.namelist():
+        x, y = a.read(name), b.read(name)
+        assert len(x) == len(y), name
+        apart = [i for i in range(len(x)) if x[i] != y[i]
+                 and not (name == vmfb.FLATBUFFER_ENTRY and i in offsets)]
+        if debug_lines and name != vmfb.FLATBUFFER_ENTRY:
+            assert not apart or apart[-1] - apart[0] < 4, (name, apart)
+        else:
+            assert not apart, (name, apart[:8])
 
 
 def saxpy_wrapped(project, targets: list[str]) -> None:

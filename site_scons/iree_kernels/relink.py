@@ -7,8 +7,9 @@ for it (``iree-compile --compile-mode=hal-executable``). The module with the
 kernel is then the one without it, X's segment replaced, wherever the host code
 made for X fits the kernel: the kernel translates to the same export ops as X
 (names, ordinals, layouts, workgroup count regions, launch attributes) under
-the same variant. That result is byte for byte the module iree-compile gives
-for the program with the kernel in place (tests/e2e/test_relink.py); where the
+the same variant. That result is the module iree-compile gives for the program
+with the kernel in place, entry for entry byte for byte, the FlatBuffer's
+offsets to the segments that moved aside (tests/e2e/test_relink.py); where the
 kernel does not fit, the caller compiles that program. A wrapped kernel fits
 the module compiled with its wrapper (``placeholder``); an object substituted
 for X on CUDA fits the module compiled with X (``compile_object``: IREE's
@@ -19,6 +20,8 @@ Not for: the file format (``vmfb``), or deciding what to rebuild (SCons).
 from __future__ import annotations
 
 import concurrent.futures
+import mmap
+import os
 import re
 import tempfile
 from dataclasses import dataclass
@@ -163,15 +166,38 @@ def _translation(source: Path, output: Path) -> list[str]:
             "-o", str(output)]
 
 
-def relinked(base: bytes, binaries: dict[str, tuple[str, bytes]]) -> bytearray:
-    """``base`` (an unlinked module) with each executable's binary replaced: executable ->
-    (variant, binary). A UserError where the module has no single segment for one."""
-    names = vmfb.segment_names(base)
-    replacements = {}
-    for executable, (variant_name, data) in sorted(binaries.items()):
-        found = segment(names, executable, variant_name)
-        if found is None:
-            raise UserError(f"the unlinked module has no single rodata segment for executable "
-                            f"'{executable}' ({variant_name})")
-        replacements[found] = data
-    return vmfb.replace_segments(base, replacements)
+def write_relinked(base: Path, binaries: dict[str, tuple[str, bytes]], output: str) -> None:
+    """Write to ``output`` ``base`` (an unlinked module) with each executable's binary replaced:
+    executable -> (variant, binary). What is not replaced, the weights, is copied file to file.
+    A UserError where the module has no single segment for one."""
+    with open(base, "rb") as source, \
+            mmap.mmap(source.fileno(), 0, access=mmap.ACCESS_READ) as content:
+        names = vmfb.segment_names(content)
+        replacements = {}
+        for executable, (variant_name, data) in sorted(binaries.items()):
+            found = segment(names, executable, variant_name)
+            if found is None:
+                raise UserError(f"the unlinked module {base} has no single rodata segment for "
+                                f"executable '{executable}' ({variant_name})")
+            replacements[found] = data
+        with open(output, "wb", buffering=0) as out:
+            for part in vmfb.pieces(content, replacements):
+                if isinstance(part, range):
+                    _copy(source.fileno(), out, part, content)
+                else:
+                    out.write(part)
+
+
+def _copy(source: int, out, part: range, content) -> None:
+    """Bytes ``part`` of the file ``source`` appended to ``out``, by the kernel where it can."""
+    at = part.start
+    try:
+        while at < part.stop:
+            copied = os.copy_file_range(source, out.fileno(), part.stop - at, at)
+            if copied == 0:
+                break
+            at += copied
+    except OSError:
+        pass                        # another file system, or no copy_file_range: copied here
+    if at < part.stop:
+        out.write(memoryview(content)[at:part.stop])

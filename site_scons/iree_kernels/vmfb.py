@@ -59,48 +59,65 @@ def segment_names(content: bytes) -> list[str]:
     return [e.name for e in _Layout(content).entries[1:]]
 
 
-def replace_segments(content: bytes, replacements: dict[str, bytes]) -> bytearray:
+def replace_segments(content: bytes, replacements: dict[str, bytes]) -> bytes:
     """``content`` (a .vmfb) with the rodata entries named in ``replacements`` holding the new bytes."""
+    return b"".join(bytes(content[p.start:p.stop]) if isinstance(p, range) else bytes(p)
+                    for p in pieces(content, replacements))
+
+
+def pieces(content, replacements: dict[str, bytes]) -> list:
+    """``replace_segments``'s result in order, as pieces: a ``range`` of bytes of ``content``
+    (which may be a memory map) taken as they are, or bytes. What is not replaced is never
+    copied here, so a writer can copy it file to file."""
     layout = _Layout(content)
     by_name = {e.name: e for e in layout.entries}
     missing = sorted(set(replacements) - set(by_name) | ({FLATBUFFER_ENTRY} & set(replacements)))
     if missing:
         raise NotRelinkable(f"the module has no rodata segment named {', '.join(missing)}")
-    out = bytearray()
+    out: list = []
+    length = 0
     moved: dict[int, int] = {}          # old offset of a local header or data -> new
-    new_sizes: dict[str, int] = {}
-    entries = layout.entries
+    headers: dict[str, bytearray] = {}  # the local headers whose sizes or CRC change
+    entries, fb = layout.entries, layout.entries[0]
+    flatbuffer = bytearray(content[fb.data:fb.data + fb.size])
     for i, entry in enumerate(entries):
         end = entries[i + 1].header if i + 1 < len(entries) else layout.central
-        moved[entry.header] = len(out)
-        out += content[entry.header:entry.data]
-        moved[entry.data] = len(out)
+        changed = entry.name in replacements or entry is fb
+        parts = [bytearray(content[entry.header:entry.data]) if changed
+                 else range(entry.header, entry.data)]
+        if changed:
+            headers[entry.name] = parts[0]
         data = replacements.get(entry.name)
-        if data is None:
-            out += content[entry.data:end]
-            continue
-        new_sizes[entry.name] = len(data)
-        out += data
-        if i + 1 < len(entries):    # what follows moves by a multiple of 64: it stays aligned
-            out += bytes((entry.size - len(data)) % ALIGNMENT)
-            out += content[entry.data + entry.size:end]
+        if entry is fb:
+            parts += [flatbuffer, range(fb.data + fb.size, end)]
+        elif data is None:
+            parts.append(range(entry.data, end))
+        else:
+            parts.append(data)
+            if i + 1 < len(entries):    # what follows moves by a multiple of 64: it stays aligned
+                parts += [bytes((entry.size - len(data)) % ALIGNMENT),
+                          range(entry.data + entry.size, end)]
+        moved[entry.header], moved[entry.data] = length, length + len(parts[0])
+        out += parts
+        length += sum(len(p) for p in parts)
     for segment in layout.segments:         # the FlatBuffer comes first: it has not moved
-        struct.pack_into("<Q", out, segment.offset_field, moved[segment.start] - layout.segments_base)
+        struct.pack_into("<Q", flatbuffer, segment.offset_field - fb.data,
+                         moved[segment.start] - layout.segments_base)
         name = layout.entry_at(segment.start).name
-        if name in new_sizes:
-            struct.pack_into("<Q", out, segment.length_field, new_sizes[name])
-    central_start = len(out)
+        if name in replacements:
+            struct.pack_into("<Q", flatbuffer, segment.length_field - fb.data,
+                             len(replacements[name]))
+    central = bytearray()
     for entry in entries:
-        size = new_sizes.get(entry.name, entry.size)
-        crc = None
-        if entry.name in new_sizes or entry.name == FLATBUFFER_ENTRY:
-            crc = zlib.crc32(memoryview(out)[moved[entry.data]:moved[entry.data] + size])
-        _update_local(out, moved[entry.header], crc, size)
+        data = flatbuffer if entry is fb else replacements.get(entry.name)
+        size = entry.size if data is None else len(data)
+        crc = None if data is None else zlib.crc32(data)
+        if entry.name in headers:
+            _update_local(headers[entry.name], 0, crc, size)
         record = bytearray(content[entry.central:_central_end(content, entry.central)])
         _update_central(record, crc, size, moved[entry.header])
-        out += record
-    central_size = len(out) - central_start
-    out += _ends(content, layout, central_start, central_size, len(out))
+        central += record
+    out += [central, _ends(content, layout, length, len(central), length + len(central))]
     return out
 
 

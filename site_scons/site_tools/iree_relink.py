@@ -27,7 +27,7 @@ Per module, beside ``program`` (the front end's executables.mlir):
                     in their executables' segments: the weights are copied,
                     not parsed or serialized. Where a kernel does not fit, the
                     unlinked program with the kernels in place is compiled
-                    instead; either way the bytes iree-compile gives for it.
+                    instead; either way iree-compile's module (entry for entry).
 
 Relinked: MLIR kernels substituted as sources (edited dumps, derived, from a
 folder) linking no objects, wrapped kernels on GPU targets (CUDA, Triton,
@@ -187,8 +187,12 @@ def relink_module(target, source, env):
     if not misfits:
         binaries = {r["executable"]: (r["variant"], Path(b.abspath).read_bytes())
                     for r, b in kernels}
-        base = Path(unlinked.abspath).read_bytes()
-        write_atomically(target[0].abspath, relink.relinked(base, binaries))
+        output = reserve_beside(target[0].abspath)
+        try:
+            relink.write_relinked(Path(unlinked.abspath), binaries, output)
+            put_in_place(output, target[0].abspath)
+        finally:
+            remove_quietly(output)
         return
     for kernel, why in misfits:
         _say(f"{target[0]}: {kernel} is compiled into the module, not relinked: {why}")
