@@ -521,3 +521,19 @@ def test_a_selector_holding_code_is_printed_by_verify_never_run(project, target,
     assert "Traceback" not in build.output
     for folder in (project.root, project.root.parent):          # the payload writes to both
         assert not (folder / PWNED).exists(), "a string was run as code"
+
+
+def test_a_relinked_kernel_whose_selector_holds_code_runs_nothing(project, tmp_path):
+    """RELINK's files, values and lines are made from the substitution's key: its selector."""
+    project.copy(REPO / "models/mlp.mlir", "models/mlp.mlir")
+    project.write("kernels/k.mlir", SQUARE)
+    # A character class holding the payload matches the export's last character.
+    project.write("kernels/demo.toml", MLP_ONLY + '\n[[substitutions]]\nmodel = "mlp"\n'
+                  f'target = "llvm-cpu"\nexport = "main_dispatch_1_reduction_4x16_f3[2{P}]"\n'
+                  'file = "kernels/k.mlir"\nverify = false\n')
+    build = project.scons("RELINK=yes")
+    assert build.ran("EXPORTS") and build.ran("BINARY"), build.output
+    assert build.ran("RELINK") == ["build/llvm-cpu/mlp.vmfb"]
+    assert project.scons("RELINK=yes", "--question").returncode == 0
+    for folder in (project.root, project.root.parent):          # the payload writes to both
+        assert not (folder / PWNED).exists(), "a string was run as code"
