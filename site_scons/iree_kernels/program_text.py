@@ -57,6 +57,20 @@ def open_program(text: str, source: str = "<program>", replacements: tuple[str, 
     return Program(text, source)
 
 
+def executable_alone(text: str, source: str, name: str) -> ProgramExecutable:
+    """Executable ``name`` of the program ``text`` (read from ``source``), with the resources it
+    uses (``standalone()``): from the text where it can be split, else through the bindings."""
+    try:
+        with open_program(text, source) as program:
+            found = {e.name: e for e in program.executables()}
+    except NotSplittable:
+        with Program(text, source) as program:
+            found = {e.name: e for e in program.executables()}
+    if name not in found:
+        raise UserError(f"holds no hal.executable @{name}", file=source)
+    return found[name]
+
+
 class SplicedProgram:
     """The parts of ``program.Program`` that ASSEMBLE uses, on the program's text."""
 

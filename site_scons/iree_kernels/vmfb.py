@@ -126,7 +126,8 @@ class _Layout:
 
     def __init__(self, content: bytes) -> None:
         self.content = content
-        self.central, count = self._central_directory()
+        self.end, self.end64 = self._ends()
+        self.central, count = _u64(content, self.end64 + 48), _u64(content, self.end64 + 32)
         self.entries = self._entries(count)
         if not self.entries or self.entries[0].name != FLATBUFFER_ENTRY:
             raise NotRelinkable(f"the first zip entry is not {FLATBUFFER_ENTRY}")
@@ -136,16 +137,17 @@ class _Layout:
         end = fb.data + 4 + _u32(content, fb.data)
         self.segments_base = end + (-end) % ALIGNMENT
         self.segments = self._segments(fb.data + 4)
-        starts = {e.data: e for e in self.entries}
+        self._at = {e.data: e for e in self.entries}
         for s in self.segments:
-            entry = starts.get(s.start)
+            entry = self._at.get(s.start)
             if entry is None or entry.size != s.length:
                 raise NotRelinkable("a rodata segment is not a zip entry of its own")
 
     def entry_at(self, start: int) -> _Entry:
-        return next(e for e in self.entries if e.data == start)
+        return self._at[start]
 
-    def _central_directory(self) -> tuple[int, int]:
+    def _ends(self) -> tuple[int, int]:
+        """Where the end of central directory record and the zip64 one are."""
         c = self.content
         end = c.rfind(_END)
         if end < 0 or c.rfind(_LOCATOR64, 0, end) != end - 20:
@@ -153,7 +155,7 @@ class _Layout:
         end64 = _u64(c, end - 20 + 8)
         if c[end64:end64 + 4] != _END64:
             raise NotRelinkable("the zip64 end record is not where its locator says")
-        return _u64(c, end64 + 48), _u64(c, end64 + 32)
+        return end, end64
 
     def _entries(self, count: int) -> list[_Entry]:
         c, at, entries = self.content, self.central, []
@@ -258,8 +260,7 @@ def _central_end(c: bytes, at: int) -> int:
 
 def _ends(c: bytes, layout: _Layout, central: int, size: int, end64: int) -> bytes:
     """The zip64 end record, its locator and the end record, pointing at the new directory."""
-    old_end = c.rfind(_END)
-    old_end64 = _u64(c, old_end - 20 + 8)
+    old_end, old_end64 = layout.end, layout.end64
     record = bytearray(c[old_end64:old_end - 20])
     struct.pack_into("<QQ", record, 40, size, central)
     locator = bytearray(c[old_end - 20:old_end])

@@ -106,7 +106,7 @@ def declare_microbenchmarks(env, declared: DeclaredModule):
     benchmark = env.IreeMicrobenchmark(declared.folder.File("microbenchmarks.json"),
                                        [model.source, declared.options, declared.record,
                                         declared.executables,
-                                        declared.folder.File("executables.ops.mlir"),
+                                        declared.executable_ops,
                                         declared.module, *expected],
                                        IREE_RUN_DEVICE=declared.target.run_device,
                                        IREE_RUN_TARGET=declared.target.name)

@@ -115,7 +115,7 @@ def declare_hotspots(env, declared: DeclaredModule):
                                          [declared.executables, declared.options,
                                           spec_value(env, spec)])
     kernels = env.IreeHotspotKernels(folder.Dir("hotspots").File("kernels.json"),
-                                     [compiled, folder.File("executables.ops.mlir"),
+                                     [compiled, declared.executable_ops,
                                       declared.options, declared.record, declared.module]) \
         if declared.substitutions else []
     report = env.IreeHotspotReport(folder.File("hotspots.txt"),

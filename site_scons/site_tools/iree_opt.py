@@ -25,8 +25,7 @@ import SCons.Util
 from iree_kernels import derived, executables, selection
 from iree_kernels.files import write_atomically
 from iree_kernels.manifest import Substitution
-from iree_kernels.program import Program
-from iree_kernels.program_text import NotSplittable, open_program
+from iree_kernels.program_text import executable_alone
 from iree_kernels.scons.escaping import program
 from iree_kernels.scons.kernels import tool_version
 from iree_kernels.scons.nodes import read_spec, spec_value
@@ -39,15 +38,8 @@ def derive_kernel(target, source, env):
     sub = Substitution.from_dict(read_spec(source[0]))
     ops, resolved = source[1], source[2]
     name = selection.loads(resolved.get_text_contents())[sub.key].executable
-    text = ops.get_text_contents()
-    try:
-        with open_program(text, str(ops)) as parsed:
-            original = next(e for e in parsed.executables() if e.name == name)
-    except NotSplittable:
-        with Program(text, str(ops)) as parsed:
-            original = next(e for e in parsed.executables() if e.name == name)
     dumped = target[1]
-    source_text = original.standalone()
+    source_text = executable_alone(ops.get_text_contents(), str(ops), name).standalone()
     write_atomically(dumped.abspath, source_text + "\n")
     found = executables.read_executables(source_text, dumped.get_path())[name]
     flags = [str(a) for line in env.subst_list("$IREE_OPTFLAGS") for a in line]

@@ -31,7 +31,7 @@ from iree_kernels.targets import (KERNEL_KINDS, REPRODUCIBLE_FLAGS, TARGETS, ker
 from iree_kernels.scons.dry_run import list_every_step
 from iree_kernels.scons.kernels import kernel_compiler, tool_version
 from iree_kernels.scons.lock import lock_build_folder
-from iree_kernels.scons.module import (DeclaredKernel, DeclaredModule, failing, file_name,
+from iree_kernels.scons.module import (EXECUTABLE_OPS, DeclaredKernel, DeclaredModule, failing, file_name,
                                        imply, wanted)
 from iree_kernels.scons.nodes import spec_value
 from iree_kernels.scons.reporting import fail
@@ -279,7 +279,7 @@ def _declare_module(env, project, model, where, build) -> DeclaredModule:
                                             [model.source, options])
     subs = tuple(project.substitutions_for(model.name, where.target.name))
     # The steps that read only executables read them without the weights.
-    ops = env.IreeExecutableOps(here.File("executables.ops.mlir"), executables) if subs else []
+    ops = env.IreeExecutableOps(here.File(EXECUTABLE_OPS), executables) if subs else []
     # Selectors land on executables only once the front end has run: see IreeResolve.
     resolved = env.IreeResolve(here.File("resolved.json"), [
         spec_value(env, [s.to_dict() for s in subs]), ops]) if subs else []

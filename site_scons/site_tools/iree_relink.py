@@ -49,14 +49,11 @@ from pathlib import Path
 
 import SCons.Action
 import SCons.Builder
-import SCons.Script
 
 from iree_kernels import relink, selection, toolchains
-from iree_kernels.errors import UserError
 from iree_kernels.files import remove_quietly, reserve_beside, put_in_place, write_atomically
-from iree_kernels.program import Program
-from iree_kernels.program_text import NotSplittable, open_program
-from iree_kernels.scons.module import file_name
+from iree_kernels.program_text import executable_alone, open_program
+from iree_kernels.scons.module import EXECUTABLE_OPS, file_name, releasing
 from iree_kernels.scons.nodes import read_spec, spec_value
 from iree_kernels.scons.reporting import reporting_user_errors
 from iree_kernels.scons.spawn import timeouts
@@ -73,7 +70,7 @@ def relinkable(env, target: str, subs, replacements: dict, objects: dict) -> boo
     """Whether RELINK applies to a module of ``target`` with substitutions ``subs``: each an MLIR
     kernel substituted as a source and linking no objects, a wrapped kernel on a GPU target, or
     an object on CUDA; and 'release' was not asked for."""
-    if not env["RELINK"] or not subs or "release" in map(str, SCons.Script.COMMAND_LINE_TARGETS):
+    if not env["RELINK"] or not subs or releasing():
         return False
     return all(not s.objects and (
         s.mode == "source" and s.key in replacements
@@ -107,12 +104,12 @@ def declare_relinked_module(env, module, program, target: str, options, assemble
     unlinked = env.IreeModule(folder.Dir("unlinked").File(f"{model}.vmfb"),
                               [unlinked_program[0], options, unlinked_program[1]],
                               IREE_COMPILEFLAGS=env["IREE_COMPILEFLAGS"] + [relink.UNLINKED])
-    ops = folder.File("executables.ops.mlir")
+    ops = folder.File(EXECUTABLE_OPS)
     flags = [str(a) for line in env.subst_list("$IREE_COMPILEFLAGS") for a in line]
     kernels = []
     modes = {s.key: s.mode for s in subs}
+    relinking = folder.Dir("relink")
     for key, kernel in sorted({**replacements, **objects}.items()):
-        relinking = folder.Dir("relink")
         spec = spec_value(env, {"key": key, "flags": flags, "mode": modes[key]})
         exports = [] if modes[key] == "wrapped" else env.IreeRelinkExports(
             relinking.File(f"{file_name(key)}.exports.mlir"), [ops, options, resolved, spec],
@@ -130,7 +127,7 @@ def declare_relinked_module(env, module, program, target: str, options, assemble
 def translate_executable(target, source, env):
     ops, options, resolved, spec = source[0], source[1], source[2], read_spec(source[3])
     executable = selection.loads(resolved.get_text_contents())[spec["key"]].executable
-    original = _executable_alone(ops.get_text_contents(), str(ops), executable)
+    original = executable_alone(ops.get_text_contents(), str(ops), executable).standalone()
     write_atomically(target[0].abspath,
                      relink.translate_alone(_compiler(env, options, spec), original, executable))
 
@@ -162,19 +159,6 @@ def compile_kernel(target, source, env):
 def _compiler(env, options, spec: dict) -> relink.Compiler:
     return relink.Compiler(env.subst("$IREE_COMPILE"), (f"@{options}", *spec["flags"]),
                            timeouts(env))
-
-
-def _executable_alone(text: str, source: str, name: str) -> str:
-    """Executable ``name`` of the program ``text`` as a file of its own, with the resources it uses."""
-    try:
-        with open_program(text, source) as program:
-            found = {e.name: e for e in program.executables()}
-    except NotSplittable:
-        with Program(text, source) as program:
-            found = {e.name: e for e in program.executables()}
-    if name not in found:
-        raise UserError(f"holds no hal.executable @{name}", file=source)
-    return found[name].standalone()
 
 
 @reporting_user_errors

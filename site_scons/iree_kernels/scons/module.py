@@ -22,6 +22,10 @@ from iree_kernels.manifest import Model, Substitution
 from iree_kernels.scons.reporting import fail
 from iree_kernels.targets import ModuleTarget, Target
 
+# Beside executables.mlir where a model has substitutions: its executables alone, without the
+# weights (IreeExecutableOps), what every step reading only executables reads.
+EXECUTABLE_OPS = "executables.ops.mlir"
+
 
 @dataclass(frozen=True)
 class DeclaredKernel:
@@ -62,6 +66,11 @@ class DeclaredModule:
         return self.where.target
 
     @property
+    def executable_ops(self):
+        """The node of ``EXECUTABLE_OPS`` (where the module has substitutions)."""
+        return self.folder.File(EXECUTABLE_OPS)
+
+    @property
     def made_kernels(self) -> list:
         return [node for made in self.kernels.values() for node in made.nodes]
 
@@ -99,10 +108,14 @@ def wanted(env, *words) -> bool:
         any((t, w) in implied for t in named for w in words)
 
 
+def releasing() -> bool:
+    """Whether 'release' is a target on the command line."""
+    return "release" in map(str, SCons.Script.COMMAND_LINE_TARGETS)
+
+
 def strict_checks(env) -> bool:
     """Whether a skipped check fails: CHECK_STRICT=yes, or 'release' with RELEASE_CHECK=yes."""
-    releasing = "release" in map(str, SCons.Script.COMMAND_LINE_TARGETS)
-    return bool(env["CHECK_STRICT"] or env.get("RELEASE_CHECK") and releasing)
+    return bool(env["CHECK_STRICT"] or env.get("RELEASE_CHECK") and releasing())
 
 
 def failing(message: str, line: str = "MISSING  $TARGET"):
