@@ -199,3 +199,28 @@ def test_an_edit_in_the_second_a_build_read_the_file_is_seen(project):
     os.utime(model, (second + 0.9, second + 0.9))
     assert project.scons().ran("FRONTEND") == ["build/llvm-cpu/mlp/executables.mlir"]
     assert project.scons("--question").returncode == 0
+
+
+def _kept_signature(project, database: str, path: str) -> str:
+    """The content signature ``database`` keeps for ``path`` (SCons's own sconsign tool)."""
+    listing = subprocess.run(
+        [sys.executable, "-m", "SCons.Utilities.sconsign", "--csig", "-e", os.path.basename(path),
+         database], cwd=project.root, capture_output=True, text=True, timeout=60, check=True)
+    entry = f"{os.path.basename(path)}: "
+    return next(line[len(entry):].strip() for line in listing.stdout.splitlines()
+                if line.startswith(entry))
+
+
+@pytest.mark.parametrize("given, algorithm, database", [
+    ((), "sha256", ".sconsign.dblite"),
+    (("--hash-format=md5",), "md5", ".sconsign_md5.dblite")])
+def test_files_are_hashed_with_sha256_unless_a_format_is_given(project, given, algorithm,
+                                                                database):
+    """SHA-256 runs on the CPU's SHA extensions, over twice MD5's speed on a model's big files;
+    the database keeps SCons's name, and a --hash-format given wins (SCons names its database)."""
+    mlp_on_llvm_cpu(project)
+    project.scons(*given)
+    module = project.root / "build/llvm-cpu/mlp.vmfb"
+    assert _kept_signature(project, database, "build/llvm-cpu/mlp.vmfb") == \
+        hashlib.new(algorithm, module.read_bytes()).hexdigest()
+    assert project.scons("--question", *given).returncode == 0
