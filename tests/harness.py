@@ -109,6 +109,12 @@ class Run:
             raise ValueError(f"{step!r} is no step the tools print: {sorted(step_words())}")
         return sorted(path for s, path in self.steps if s == step)
 
+    def made_modules(self) -> list[str]:
+        """The modules this run made, compiled (IREE) or relinked (RELINK), sorted; not the
+        unlinked modules RELINK starts from."""
+        return sorted(path for s, path in self.steps
+                      if s in ("IREE", "RELINK") and "/unlinked/" not in path)
+
     def step_counts(self) -> collections.Counter:
         return collections.Counter(s for s, _ in self.steps)
 

@@ -172,6 +172,7 @@ def generate(env):
     scanner = SCons.Scanner.Scanner(scan_substitutions, name="IreeSubstitutionScanner",
                                     skeys=[".flags", ".mlir"], recursive=True)
     env["IREE_SUBSTITUTION_SCANNER"] = scanner
+    env["IREE_EXPLAIN_MODULE_FAILURE"] = explain_module_failure
     env["BUILDERS"]["IreeModule"] = SCons.Builder.Builder(
         action=whole_file_command("IREE_COMPILECOM", "$IREE_COMPILECOMSTR",
                                   explain=explain_module_failure),

@@ -174,6 +174,12 @@ def cache_folders(env) -> tuple[str, str | None]:
 @reporting_user_errors
 def assemble_program(target, source, env):
     program, options, spec = source[0], source[1], read_spec(source[2])
+    if not (spec["replacements"] or spec["objects"] or spec["cache"]):
+        # Nothing to put in: the program as the front end wrote it, not read (it weighs what the
+        # weights do); its compile starts where the front end stopped.
+        link_atomically(program.abspath, target[0].abspath)
+        write_atomically(target[1].abspath, "--compile-from=executable-sources\n")
+        return
     placeholders = set()            # RELINK's unlinked programs: wrapped kernels linking nothing
     if spec["replacements"] or spec["objects"]:
         # Keys -> the executables they landed on (IreeResolve's resolved.json).

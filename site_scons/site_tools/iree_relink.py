@@ -51,9 +51,10 @@ import SCons.Action
 import SCons.Builder
 
 from iree_kernels import relink, selection, toolchains
+from iree_kernels.errors import UserError
 from iree_kernels.files import remove_quietly, reserve_beside, put_in_place, write_atomically
 from iree_kernels.program_text import executable_alone, open_program
-from iree_kernels.scons.module import EXECUTABLE_OPS, file_name, releasing
+from iree_kernels.scons.module import EXECUTABLE_OPS, building_as_released, file_name
 from iree_kernels.scons.nodes import read_spec, spec_value
 from iree_kernels.scons.reporting import reporting_user_errors
 from iree_kernels.scons.spawn import timeouts
@@ -69,8 +70,8 @@ SHORT_COMSTRS = {"IREE_EXPORTSCOMSTR": "EXPORTS  $TARGET", "IREE_BINARYCOMSTR": 
 def relinkable(env, target: str, subs, replacements: dict, objects: dict) -> bool:
     """Whether RELINK applies to a module of ``target`` with substitutions ``subs``: each an MLIR
     kernel substituted as a source and linking no objects, a wrapped kernel on a GPU target, or
-    an object on CUDA; and 'release' was not asked for."""
-    if not env["RELINK"] or not subs or releasing():
+    an object on CUDA; and neither 'release' nor 'verify-release' was asked for."""
+    if not env["RELINK"] or not subs or building_as_released():
         return False
     return all(not s.objects and (
         s.mode == "source" and s.key in replacements
@@ -118,7 +119,8 @@ def declare_relinked_module(env, module, program, target: str, options, assemble
             [relinking.File(f"{file_name(key)}.bin"), relinking.File(f"{file_name(key)}.json")],
             [kernel, options, resolved, spec, *exports], **short)
     relinked = env.IreeRelinkModule(module, [unlinked[0], unlinked_program[0], options,
-                                             spec_value(env, {"flags": flags}), *kernels], **short)
+                                             spec_value(env, {"flags": flags}), substitutions,
+                                             *kernels], **short)
     env.Depends(kernels, substitutions)     # substitutions are checked before they are applied
     return relinked
 
@@ -140,20 +142,34 @@ def compile_kernel(target, source, env):
     exports = source[4].get_text_contents() if len(source) > 4 else ""
     binary = reserve_beside(target[0].abspath)
     try:
-        if spec["mode"] == "wrapped":
-            compiled = relink.compile_wrapper(compiler, Path(str(kernel)), Path(binary))
-        elif spec["mode"] == "object":
-            compiled = relink.compile_object(compiler, Path(str(kernel)), exports, executable,
-                                             Path(binary))
-        else:
-            compiled = relink.compile_kernel(compiler, Path(str(kernel)), executable, exports,
-                                             Path(binary))
+        try:
+            compiled = _compile_alone(compiler, spec["mode"], Path(str(kernel)), executable,
+                                      exports, Path(binary))
+        except UserError as e:
+            head, _, printed = e.message.partition("\n")
+            if not head.startswith("iree-compile crashed"):
+                first = toolchains.printed_error(printed)
+                raise UserError(f"{head.rstrip(':')}: {first}\n{printed}" if first
+                                else e.message) from None
+            # Alone, iree-compile can crash on a kernel it compiles in the module (or crashes
+            # on as the module's compile does, which then says so): the module is compiled.
+            compiled = relink.CompiledKernel("", f"{head.rstrip(':')} compiling it alone")
+            Path(binary).write_bytes(b"")
         record = {"executable": executable, "variant": compiled.variant,
                   "misfit": compiled.misfit, "kernel": str(kernel), "mode": spec["mode"]}
         write_atomically(target[1].abspath, json.dumps(record, indent=1, sort_keys=True) + "\n")
         put_in_place(binary, target[0].abspath)
     finally:
         remove_quietly(binary)
+
+
+def _compile_alone(compiler, mode: str, kernel: Path, executable: str, exports: str,
+                   binary: Path) -> relink.CompiledKernel:
+    if mode == "wrapped":
+        return relink.compile_wrapper(compiler, kernel, binary)
+    if mode == "object":
+        return relink.compile_object(compiler, kernel, exports, executable, binary)
+    return relink.compile_kernel(compiler, kernel, executable, exports, binary)
 
 
 def _compiler(env, options, spec: dict) -> relink.Compiler:
@@ -163,10 +179,10 @@ def _compiler(env, options, spec: dict) -> relink.Compiler:
 
 @reporting_user_errors
 def relink_module(target, source, env):
-    unlinked, unlinked_program, options, spec = source[0], source[1], source[2], \
-        read_spec(source[3])
+    unlinked, unlinked_program, options, spec, substitutions = source[0], source[1], source[2], \
+        read_spec(source[3]), source[4]
     kernels = [(json.loads(Path(record.abspath).read_text(encoding="utf-8")), binary)
-               for binary, record in zip(source[4::2], source[5::2])]
+               for binary, record in zip(source[5::2], source[6::2])]
     misfits = [(r["kernel"], r["misfit"]) for r, _ in kernels if r["misfit"]]
     if not misfits:
         binaries = {r["executable"]: (r["variant"], Path(b.abspath).read_bytes())
@@ -188,22 +204,31 @@ def relink_module(target, source, env):
             program.replace(r["executable"], Path(r["kernel"]).read_text(encoding="utf-8"),
                             r["kernel"])
         assembled = program.text()
-    substituted = [f"--iree-hal-substitute-executable-object={r['executable']}={r['kernel']}"
-                   for r, _ in kernels if r["mode"] == "object"]
-    _compile(env, assembled, unlinked_program, options, spec["flags"] + substituted,
-             target[0].abspath)
+    # The substitution flags, as the module's compile has them: the objects, and a crash names
+    # the substituted executables.
+    _compile(env, assembled, unlinked_program, target, [f"@{options}", f"@{substitutions}",
+                                                         *spec["flags"]])
 
 
-def _compile(env, assembled: str, beside, options, flags: list[str], module: str) -> None:
-    """Compile the program ``assembled`` (named like ``beside``) unlinked into ``module``."""
+def _compile(env, assembled: str, beside, target, flags: list[str]) -> None:
+    """Compile the program ``assembled`` (named like ``beside``) unlinked into ``target``; a
+    failure explained as the module's compile explains it (``iree_compile``)."""
+    module = target[0].abspath
     output = reserve_beside(module)
     try:
         with tempfile.TemporaryDirectory(prefix=".tmp-relink-", dir=Path(module).parent) as work:
             program = Path(work) / beside.name      # iree-compile names what it makes after it
             program.write_text(assembled + "\n", encoding="utf-8")
-            toolchains.run([env.subst("$IREE_COMPILE"), str(program), f"@{options}", *flags,
-                            relink.UNLINKED, "--compile-from=executable-sources", "-o", output],
-                           doing=f"compile {module}", timeouts=timeouts(env))
+            try:
+                toolchains.run([env.subst("$IREE_COMPILE"), str(program), *flags,
+                                relink.UNLINKED, "--compile-from=executable-sources", "-o", output],
+                               doing=f"compile {target[0]}", timeouts=timeouts(env))
+            except UserError as e:
+                head, _, printed = e.message.partition("\n")
+                if not head.startswith("iree-compile failed"):
+                    raise                           # a crash or a time limit says so itself
+                raise UserError(env["IREE_EXPLAIN_MODULE_FAILURE"](
+                    target, [env.File(str(program))], env, printed)) from None
         put_in_place(output, module)
     finally:
         remove_quietly(output)

@@ -65,7 +65,7 @@ def _ptx_target(path) -> str:
 def test_each_cuda_architecture_gets_its_module_and_kernel(cuda_project):
     root = cuda_project.root
     build = cuda_project.scons("CUDA_ARCH=sm_80,sm_86")
-    assert build.ran("IREE") == ["build/cuda-sm_80/ew.vmfb", "build/cuda-sm_86/ew.vmfb"]
+    assert build.made_modules() == ["build/cuda-sm_80/ew.vmfb", "build/cuda-sm_86/ew.vmfb"]
     for arch in ("sm_80", "sm_86"):
         assert f"--iree-cuda-target={arch}" in cuda_project.read(f"build/cuda-{arch}/ew/options.flags")
         ptx = root / f"build/cuda-{arch}/kernels/ew.ptx"
@@ -121,8 +121,9 @@ executable = "main_dispatch_0"
 file = "kernels/sub.mlir"
 """)
     build = hip_project.scons()
-    assert build.ran("IREE") == ["build/hip/saxpy.vmfb"]
-    assert "arith.subf" in hip_project.read("build/hip/saxpy/module/saxpy.mlir")
+    # Relinked (RELINK's default): the kernel compiled alone, its binary put in the module.
+    assert build.ran("RELINK") == ["build/hip/saxpy.vmfb"]
+    assert build.ran("BINARY") == ["build/hip/saxpy/relink/main_dispatch_0.bin"]
     assert (hip_project.root / "build/hip/saxpy.vmfb").read_bytes() != plain
 
 
@@ -174,7 +175,7 @@ def test_a_code_object_for_another_architecture_is_refused(hip_project):
                     str(hip_project.root / "kernels/saxpy.hip"), "-o",
                     str(hip_project.root / "kernels/saxpy.hsaco")], check=True, timeout=120)
     hip_project.write("kernels/demo.toml", HIP_MODEL + HIP_WRAPPED.replace(".hip", ".hsaco"))
-    assert hip_project.scons("HIP_ARCH=gfx1100").ran("IREE") == ["build/hip/saxpy.vmfb"]
+    assert hip_project.scons("HIP_ARCH=gfx1100").made_modules() == ["build/hip/saxpy.vmfb"]
     build = hip_project.scons("HIP_ARCH=gfx942", expect_ok=False)
     assert build.returncode != 0
     assert ("scons: *** [build/hip/saxpy/substitutions.flags] kernels/demo.toml:6: "

@@ -78,7 +78,7 @@ def test_a_linked_entry_is_not_followed_and_the_output_is_a_regular_file(tmp_pat
     reader = checkout(tmp_path / "dev" / "repo")
     done = build(reader, monkeypatch, f"CACHE_DIR={cache}",
                  *(["CACHE_READONLY=1"] if readonly else []))
-    assert done.ran("IREE") == [MODULE]
+    assert done.made_modules() == [MODULE]
     action = "kept (read-only cache)" if readonly else "removed"
     assert warnings(done.output) == [
         f"scons: warning: cache entry {entry} for {MODULE} is not used: it is a symbolic link; "
@@ -134,7 +134,7 @@ def test_a_swapped_entry_is_refused_by_a_reader_with_the_key(tmp_path, monkeypat
     assert (tmp_path / "keyless/repo" / MODULE).read_bytes() == injected
     reader = checkout(tmp_path / "dev" / "repo")
     done = build(reader, monkeypatch, f"CACHE_DIR={cache}", "CACHE_READONLY=1", key=KEY)
-    assert done.ran("IREE") == [MODULE]
+    assert done.made_modules() == [MODULE]
     assert len(warnings(done.output)) == 1
     assert f"cache entry {entry} for {MODULE} is not used: {reason}" in done.output
     assert sha256(reader.root / MODULE) == sha256(writer.root / MODULE)
@@ -145,7 +145,7 @@ def test_unsigned_entries_are_refused_with_a_key_and_stored_again_signed(tmp_pat
     build(checkout(tmp_path / "ci" / "repo"), monkeypatch, f"CACHE_DIR={cache}")
     signer = build(checkout(tmp_path / "signer" / "repo"), monkeypatch, f"CACHE_DIR={cache}",
                    key=KEY)
-    assert signer.ran("IREE") == [MODULE]
+    assert signer.made_modules() == [MODULE]
     refused = warnings(signer.output)
     assert refused and all("is not used: it is not signed" in w for w in refused)
     assert "Retrieved" not in signer.output

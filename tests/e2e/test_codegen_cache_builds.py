@@ -105,8 +105,8 @@ def test_cached_cuda_kernels_are_the_ones_a_plain_compile_makes(project):
 
 def test_a_second_build_does_nothing(project):
     make(project)
-    project.scons("EXECUTABLE_CACHE=1")
-    again = project.scons("EXECUTABLE_CACHE=1")
+    project.scons("EXECUTABLE_CACHE=1", "RELINK=no")
+    again = project.scons("EXECUTABLE_CACHE=1", "RELINK=no")
     assert again.steps == []
     assert project.scons("EXECUTABLE_CACHE=1", "--question").returncode == 0
 
@@ -157,16 +157,17 @@ MLP_INPUTS = ["4x8xf32=1", "8x16xf32=0.5", "16xf32=-1 0 1 2 -1 0 1 2 -1 0 1 2 -1
 
 @needs_device("llvm-cpu")
 def test_kernel_edits_never_rerun_the_front_end_and_substitutions_win(project):
+    """The linked build (RELINK=no): kernel edits go through the cache and ASSEMBLE."""
     project.copy(REPO / "models/mlp.mlir", "models/mlp.mlir")
     project.copy(REPO / "kernels/llvm-cpu/mlp_square_relu.mlir", "kernels/square.mlir")
     project.copy(REPO / "kernels/vulkan/mlp_bias_relu_rowsum.glsl", "kernels/rowsum.glsl")
     project.write("kernels/mlp.toml", MLP_MANIFEST)
-    first = project.scons("EXECUTABLE_CACHE=1")
+    first = project.scons("EXECUTABLE_CACHE=1", "RELINK=no")
     assert len(first.ran("CODEGEN")) == 4          # both executables, both targets: cached now
     module = project.root / "build/llvm-cpu/mlp.vmfb"
     assert run_module(module, "local-sync", "main", MLP_INPUTS) == "4xf32=72 72 72 72"
     project.write("kernels/mlp.toml", MLP_MANIFEST + SUBSTITUTIONS)
-    second = project.scons("EXECUTABLE_CACHE=1")
+    second = project.scons("EXECUTABLE_CACHE=1", "RELINK=no")
     assert second.ran("FRONTEND") == []               # the manifest changed, the model did not
     # The source kernel is an executable like any other, cached by content; the object is linked last.
     assert [t.rsplit(" ", 1)[1] for t in second.ran("CODEGEN")] == ["(main_dispatch_1)"]
@@ -177,7 +178,7 @@ def test_kernel_edits_never_rerun_the_front_end_and_substitutions_win(project):
     kernel.write_text(kernel.read_text().replace(          # twice the square
         "%sq = arith.mulf %9, %9 : f32",
         "%sq1 = arith.mulf %9, %9 : f32\n          %sq = arith.addf %sq1, %sq1 : f32"))
-    third = project.scons("EXECUTABLE_CACHE=1")
+    third = project.scons("EXECUTABLE_CACHE=1", "RELINK=no")
     assert third.ran("FRONTEND") == []
     assert third.ran("ASSEMBLE") == ["build/llvm-cpu/mlp/module/mlp.mlir"]
     assert run_module(module, "local-sync", "main", MLP_INPUTS) == "4xf32=688 688 688 688"
@@ -186,7 +187,7 @@ def test_kernel_edits_never_rerun_the_front_end_and_substitutions_win(project):
                                                  "row_sums[row] = 2.0 * sum;"))
     assert project.read("build/vulkan/mlp/module/mlp.flags") == \
         "--compile-from=executable-sources\n"           # the object-substituted one is translated
-    fourth = project.scons("EXECUTABLE_CACHE=1")
+    fourth = project.scons("EXECUTABLE_CACHE=1", "RELINK=no")
     assert fourth.ran("FRONTEND") == fourth.ran("ASSEMBLE") == []    # objects are linked last
     assert fourth.ran("IREE") == ["build/vulkan/mlp.vmfb"]
     if "vulkan" in runtime.available_drivers(RUN_MODULE):
@@ -241,11 +242,13 @@ def test_a_shared_build_cache_holds_the_codegen_entries_too(tmp_path):
 @pytest.mark.parametrize("target", [pytest.param("llvm-cpu", marks=needs_device("llvm-cpu")),
                                     pytest.param("vulkan", marks=needs_device("vulkan"))])
 def test_every_demo_model_computes_what_its_plain_compile_does(project, target, tmp_path):
-    """The demo repo, its substitutions in: every case of every model, bit for bit."""
+    """The demo repo, its substitutions in, linked: every case of every model, bit for bit."""
     for folder in ("kernels", "models"):
         shutil.copytree(REPO / folder, project.root / folder, dirs_exist_ok=True)
-    project.scons(f"IREE_TARGETS={target}", f"EXECUTABLE_CACHE={target}", "-j2", "check")
-    project.scons(f"IREE_TARGETS={target}", "EXECUTABLE_CACHE=0", "BUILD_DIR=plain", "-j2")
+    project.scons(f"IREE_TARGETS={target}", f"EXECUTABLE_CACHE={target}", "RELINK=no", "-j2",
+                  "check")
+    project.scons(f"IREE_TARGETS={target}", "EXECUTABLE_CACHE=0", "RELINK=no", "BUILD_DIR=plain",
+                  "-j2")
     models = load_project(project.root, sorted((project.root / "kernels").glob("**/*.toml")))
     compared = []
     for model in models.models.values():

@@ -39,8 +39,9 @@ def test_every_demo_module_computes_what_iree_compiles_own_substitution_does(
     for folder in ("kernels", "models"):
         shutil.copytree(REPO / folder, project.root / folder, dirs_exist_ok=True,
                         ignore=None if byte_for_byte else shutil.ignore_patterns("onnx.toml"))
+    # Linked, as iree-compile links (RELINK's modules: tests/e2e/test_relink.py).
     project.scons(f"IREE_TARGETS={target}", f"EXECUTABLE_CACHE={target if cache == 'on' else 0}",
-                  "-j2")
+                  "RELINK=no", "-j2")
     models = load_project(project.root, sorted((project.root / "kernels").glob("**/*.toml")))
     substituted = []
     for model in models.models.values():
@@ -67,23 +68,28 @@ def test_every_demo_module_computes_what_iree_compiles_own_substitution_does(
     assert expected <= set(substituted)
 
 
-def test_editing_a_source_kernel_does_not_run_the_front_end_again(project):
+@pytest.mark.parametrize("relink, steps", [
+    ("yes", {"BINARY": ["build/llvm-cpu/mlp/relink/main_dispatch_1.bin"],
+             "RELINK": ["build/llvm-cpu/mlp.vmfb"], "ASSEMBLE": [], "IREE": []}),
+    ("no", {"ASSEMBLE": ["build/llvm-cpu/mlp/module/mlp.mlir"],
+            "IREE": ["build/llvm-cpu/mlp.vmfb"]})])
+def test_editing_a_source_kernel_does_not_run_the_front_end_again(project, relink, steps):
     project.copy(REPO / "models/mlp.mlir", "models/mlp.mlir")
     project.copy(REPO / "kernels/llvm-cpu/mlp_square_relu.mlir", "kernels/square.mlir")
     project.write("kernels/mlp.toml", '[models.mlp]\nsource = "models/mlp.mlir"\n'
                   'targets = ["llvm-cpu"]\n\n[[substitutions]]\nmodel = "mlp"\n'
                   'target = "llvm-cpu"\nexecutable = "main_dispatch_1"\n'
                   'file = "kernels/square.mlir"\n')
-    first = project.scons("EXECUTABLE_CACHE=0")
+    first = project.scons("EXECUTABLE_CACHE=0", f"RELINK={relink}")
     assert first.ran("FRONTEND") == ["build/llvm-cpu/mlp/executables.mlir"]
     kernel = project.root / "kernels/square.mlir"
     kernel.write_text(kernel.read_text().replace("%sq = arith.mulf %9, %9 : f32",
                                                  "%sq = arith.addf %9, %9 : f32"))
-    edited = project.scons("EXECUTABLE_CACHE=0")
+    edited = project.scons("EXECUTABLE_CACHE=0", f"RELINK={relink}")
     assert edited.ran("FRONTEND") == []
-    assert edited.ran("ASSEMBLE") == ["build/llvm-cpu/mlp/module/mlp.mlir"]
-    assert edited.ran("IREE") == ["build/llvm-cpu/mlp.vmfb"]
-    assert project.scons("EXECUTABLE_CACHE=0", "--question", expect_ok=False).returncode == 0
+    assert {step: edited.ran(step) for step in steps} == steps
+    assert project.scons("EXECUTABLE_CACHE=0", f"RELINK={relink}", "--question",
+                         expect_ok=False).returncode == 0
 
 
 CONV_MANIFEST = """
@@ -123,9 +129,11 @@ def test_a_wrapped_kernel_stands_in_for_an_executable_iree_cannot_compile(projec
     assert project.scons("--question", expect_ok=False).returncode != 0
     project.write("kernels/m.toml", CONV_MANIFEST + WRAPPED)
     built = project.scons()
-    assert built.ran("IREE") == ["build/cuda/conv1x1.vmfb"]
+    # Relinked: the unlinked module has a placeholder where the wrapper's binary goes.
+    assert built.made_modules() == ["build/cuda/conv1x1.vmfb"]
+    assert built.ran("RELINK") == ["build/cuda/conv1x1.vmfb"]
     assert built.ran("FRONTEND") == []                 # the model did not change
     # Nothing is left for IREE to translate: its compile resumes after translation.
-    assert project.read("build/cuda/conv1x1/module/conv1x1.flags") == \
+    assert project.read("build/cuda/conv1x1/unlinked/conv1x1.flags") == \
         "--compile-from=executable-targets\n"
     assert project.scons("--question", expect_ok=False).returncode == 0

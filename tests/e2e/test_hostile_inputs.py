@@ -434,7 +434,7 @@ def test_a_checkout_in_a_folder_named_like_code_runs_nothing(tmp_path, monkeypat
             assert "iree-compile models/mlp.mlir @build/llvm-cpu/mlp/options.flags" in result.stdout
         if "VERBOSE=0" in args:
             assert any(p.startswith("build/codegen-cache/llvm-cpu/") for p in result.ran("CODEGEN"))
-            assert "build/llvm-cpu/mlp/module/mlp.mlir" in result.ran("ASSEMBLE")
+            assert "build/llvm-cpu/mlp/unlinked/mlp.mlir" in result.ran("ASSEMBLE")
     # A shared cache inside such a checkout would put the folder's name in SCons's CacheDir.
     result = scons(checkout, *variables, "CACHE_DIR=cache", site_dir=None)
     assert result.returncode == 2

@@ -46,8 +46,8 @@ def make(project):
 def test_second_build_runs_nothing_and_question_agrees(project):
     make(project)
     first = project.scons()
-    assert first.ran("IREE") == ["build/llvm-cpu/a.vmfb", "build/llvm-cpu/b.vmfb",
-                                 "build/llvm-cpu/plain.vmfb"]
+    assert first.made_modules() == ["build/llvm-cpu/a.vmfb", "build/llvm-cpu/b.vmfb",
+                                    "build/llvm-cpu/plain.vmfb"]
     second = project.scons()
     assert second.steps == []
     assert project.scons("--question").returncode == 0
@@ -58,10 +58,18 @@ def test_editing_one_kernel_recompiles_only_its_module(project):
     project.scons()
     before = (project.root / "build/llvm-cpu/b.vmfb").read_bytes()
     kernel = project.root / "kernels/a_square.mlir"
-    kernel.write_text(kernel.read_text() + "// touched\n")
+    kernel.write_text(kernel.read_text().replace("%sq = arith.mulf %9, %9 : f32",
+                                                 "%sq = arith.addf %9, %9 : f32"))
     rebuild = project.scons()
-    assert rebuild.ran("IREE") == ["build/llvm-cpu/a.vmfb"]
+    # Relinked: a's kernel compiled alone, its binary put in a's unlinked module.
+    assert rebuild.ran("BINARY") == ["build/llvm-cpu/a/relink/main_dispatch_1.bin"]
+    assert rebuild.made_modules() == ["build/llvm-cpu/a.vmfb"] and rebuild.ran("IREE") == []
     assert (project.root / "build/llvm-cpu/b.vmfb").read_bytes() == before
+    # A comment changes no binary: the module is not made again.
+    kernel.write_text(kernel.read_text() + "// touched\n")
+    touched = project.scons()
+    assert touched.ran("BINARY") == ["build/llvm-cpu/a/relink/main_dispatch_1.bin"]
+    assert touched.made_modules() == []
 
 
 def test_changing_one_models_options_rebuilds_only_that_model(project):
@@ -72,7 +80,7 @@ def test_changing_one_models_options_rebuilds_only_that_model(project):
         '[models.b]\nsource = "models/b.mlir"\ntargets = ["llvm-cpu"]\n'
         'options = { llvm-cpu = ["--iree-opt-level=O1"] }\n'))
     rebuild = project.scons()
-    assert rebuild.ran("IREE") == ["build/llvm-cpu/b.vmfb"]
+    assert rebuild.made_modules() == ["build/llvm-cpu/b.vmfb"]
     assert "--iree-opt-level=O1" in project.read("build/llvm-cpu/b/options.flags")
 
 

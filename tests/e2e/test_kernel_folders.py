@@ -74,9 +74,10 @@ def test_a_folder_substitutes_each_file_and_a_new_file_rebuilds_only_its_module(
     three.write(f"{folder}/sub_dispatch_0.mlir",
                 dumped(three, "sub_dispatch_0").replace("arith.subf", "arith.addf"))
     build = three.scons()
-    assert {path for _, path in build.steps} == {
-        "build/llvm-cpu/three/resolved.json", "build/llvm-cpu/three/substitutions.flags",
-        "build/llvm-cpu/three/module/three.mlir", "build/llvm-cpu/three.vmfb"}
+    assert build.made_modules() == ["build/llvm-cpu/three.vmfb"]
+    assert build.ran("FRONTEND") == [] and build.ran("IREE") == []      # relinked
+    assert build.ran("BINARY")[-1] == "build/llvm-cpu/three/relink/sub_dispatch_0.bin"
+    assert all(path.startswith("build/llvm-cpu/three") for _, path in build.steps)
     assert call(three, "sub") == "8xf32=5 5 5 5 5 5 5 5"
     assert three.scons("--question").ok
     # A file naming no executable: one line, naming the entry and the executables there are.

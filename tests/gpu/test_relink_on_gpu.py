@@ -1,5 +1,5 @@
 """On a GPU: a wrapped CUDA kernel, and one in object mode, relinked into the unlinked module (RELINK=yes) computes what the
-module compiled whole does, before and after a kernel edit that only relinks.
+module compiled whole (RELINK=no) does, before and after a kernel edit that only relinks.
 
 Marked ``gpu``. Builds with scons, so it needs iree-compile and nvcc beside the
 CUDA device (the GPU machine carries them: bench/gpu_machine.sh).
@@ -23,7 +23,7 @@ def test_a_relinked_cuda_module_computes_what_the_whole_compile_does(tmp_path):
     project = Project(tmp_path / "repo")
     saxpy_wrapped(project, ["cuda"])
     module = project.root / "build/cuda/saxpy.vmfb"
-    project.scons("IREE_TARGETS=cuda")
+    project.scons("IREE_TARGETS=cuda", "RELINK=no")
     linked = run_module(module, "cuda", "main", INPUTS)
     project.scons("IREE_TARGETS=cuda", "RELINK=yes")
     assert_same_module(module.read_bytes(), iree_compiles_own(project, tmp_path / "own.vmfb",
@@ -38,7 +38,7 @@ def test_a_relinked_cuda_module_computes_what_the_whole_compile_does(tmp_path):
     assert not {"FRONTEND", "ASSEMBLE", "IREE"} & {s.step for s in edit.steps}, edit.output
     relinked = run_module(module, "cuda", "main", INPUTS)
     assert "4 7 10 13" in relinked, relinked
-    project.scons("IREE_TARGETS=cuda")
+    project.scons("IREE_TARGETS=cuda", "RELINK=no")
     assert run_module(module, "cuda", "main", INPUTS) == relinked
 
 
@@ -46,7 +46,7 @@ def test_a_relinked_object_kernel_computes_what_the_whole_compile_does(tmp_path)
     project = Project(tmp_path / "repo")
     saxpy_object_on_cuda(project)
     module = project.root / "build/cuda/saxpy.vmfb"
-    project.scons("IREE_TARGETS=cuda")
+    project.scons("IREE_TARGETS=cuda", "RELINK=no")
     linked = run_module(module, "cuda", "main", INPUTS)
     assert "3 5 7 9" in linked, linked
     project.scons("IREE_TARGETS=cuda", "RELINK=yes")
@@ -57,5 +57,5 @@ def test_a_relinked_object_kernel_computes_what_the_whole_compile_does(tmp_path)
         "build/cuda/saxpy.vmfb"]
     relinked = run_module(module, "cuda", "main", INPUTS)
     assert "4 7 10 13" in relinked, relinked
-    project.scons("IREE_TARGETS=cuda")
+    project.scons("IREE_TARGETS=cuda", "RELINK=no")
     assert run_module(module, "cuda", "main", INPUTS) == relinked

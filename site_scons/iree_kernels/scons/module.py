@@ -113,6 +113,12 @@ def releasing() -> bool:
     return "release" in map(str, SCons.Script.COMMAND_LINE_TARGETS)
 
 
+def building_as_released() -> bool:
+    """Whether the modules are built as a release ships them (linked): for 'release', and for
+    'verify-release', which rebuilds them to compare."""
+    return not {"release", "verify-release"}.isdisjoint(map(str, SCons.Script.COMMAND_LINE_TARGETS))
+
+
 def strict_checks(env) -> bool:
     """Whether a skipped check fails: CHECK_STRICT=yes, or 'release' with RELEASE_CHECK=yes."""
     return bool(env["CHECK_STRICT"] or env.get("RELEASE_CHECK") and releasing())
