@@ -228,7 +228,7 @@ def _compile(env, assembled: str, beside, target, flags: list[str]) -> None:
                 if not head.startswith("iree-compile failed"):
                     raise                           # a crash or a time limit says so itself
                 raise UserError(env["IREE_EXPLAIN_MODULE_FAILURE"](
-                    target, [env.File(str(program))], env, printed)) from None
+                    target, [target[0].fs.File(str(program))], env, printed)) from None
         put_in_place(output, module)
     finally:
         remove_quietly(output)

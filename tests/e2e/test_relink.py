@@ -3,12 +3,16 @@ iree-compile makes of the model with the kernel, executables unlinked: the same 
 the offsets of the segments that moved (relink_projects.assert_same_module)."""
 from __future__ import annotations
 
+import sys
+
 import pytest
 
-from conftest import MLP_SQUARE_RELU, REPO, SAXPY_C, run_module
+from conftest import MLP_SQUARE_RELU, REPO, SAXPY_C, Project, run_module
 from relink_projects import (SAXPY_KERNELS, SAXPY_OBJECT, assert_same_module, iree_compiles_own,
                              saxpy_object_on_cuda, saxpy_wrapped)
 from iree_kernels import runtime, toolchains, vmfb
+from test_bad_inputs import PWNED
+from test_hostile_inputs import PAYLOAD
 
 KERNEL = "kernels/llvm-cpu/mlp_square_relu.mlir"
 MLP_INPUTS = ["4x8xf32=1", "8x16xf32=0.5", "16xf32=-1 0 1 2 -1 0 1 2 -1 0 1 2 -1 0 1 2"]
@@ -144,3 +148,30 @@ def test_a_c_kernel_on_llvm_cpu_is_compiled_into_the_module_as_without_relink(pr
     build = project.scons("RELINK=yes", "IREE_TARGETS=llvm-cpu")
     assert build.ran("IREE") == ["build/llvm-cpu/saxpy.vmfb"]
     assert not build.ran("BINARY") and not build.ran("RELINK")
+
+
+def test_a_fallback_compile_that_fails_in_a_checkout_named_like_code_runs_nothing(tmp_path,
+                                                                                  monkeypatch):
+    """Alone, the kernel crashes iree-compile; the module's compile then fails: its explanation
+    names the program RELINK wrote, whose path holds the checkout's, and runs none of it."""
+    project = Project(tmp_path / PAYLOAD / "repo")
+    mlp_with_kernel(project)
+    compiler = tmp_path / "iree-compile"
+    real = toolchains.iree_compile()
+    compiler.write_text(
+        f"#!{sys.executable}\nimport os, signal, sys\n"
+        "if '--compile-mode=hal-executable' in sys.argv:\n"
+        "    os.kill(os.getpid(), signal.SIGSEGV)\n"
+        "if any('.tmp-relink-' in a for a in sys.argv):\n"
+        "    sys.exit(print('error: the fallback compile fails', file=sys.stderr) or 1)\n"
+        f"os.execv({real!r}, [{real!r}, *sys.argv[1:]])\n")
+    compiler.chmod(0o755)
+    monkeypatch.setenv("IREE_COMPILE", str(compiler))
+    build = project.scons(expect_ok=False)
+    assert build.returncode == 2 and "Traceback" not in build.output, build.output
+    assert "is compiled into the module, not relinked: iree-compile crashed (SIGSEGV)" \
+        in build.output
+    assert ("scons: *** [build/llvm-cpu/mlp.vmfb] iree-compile failed for model 'mlp' on "
+            "llvm-cpu: error: the fallback compile fails") in build.output
+    assert not (project.root / MODULE).exists()
+    assert not list(tmp_path.rglob(PWNED))
