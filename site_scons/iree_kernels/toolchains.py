@@ -271,9 +271,19 @@ def printed_error(output: str) -> str:
     return m.group(0).strip() if m else ""
 
 
+class ToolFailed(UserError):
+    """A tool ``run`` ran failed (``signal_number`` None) or was killed by a signal: ``summary``
+    says which, ``printed`` is what it printed."""
+
+    def __init__(self, summary: str, printed: str, signal_number: int | None = None,
+                 file: str | None = None) -> None:
+        super().__init__(f"{summary}:\n{printed}", file=file)
+        self.summary, self.printed, self.signal_number = summary, printed, signal_number
+
+
 def run(argv: list[str], file: str | None = None, doing: str = "",
         timeouts: Timeouts | None = None, stdin: str | os.PathLike | None = None) -> str:
-    """Run a tool; its standard output, or a UserError holding what it printed.
+    """Run a tool; its standard output, or a ToolFailed holding what it printed.
 
     It runs within the limit ``timeouts`` (default: the settings') sets for its
     kind, reading the file ``stdin`` (default: nothing). A tool killed by a
@@ -294,10 +304,10 @@ def run(argv: list[str], file: str | None = None, doing: str = "",
         raise UserError(f"cannot run {argv[0]}{what}: {e.strerror}", file=file) from None
     output = (result.stdout + result.stderr).strip()
     if result.returncode < 0:
-        raise UserError(crash_message(name, -result.returncode, argv) + f"{what}:\n{output}",
-                        file=file)
+        raise ToolFailed(crash_message(name, -result.returncode, argv) + what, output,
+                         -result.returncode, file=file)
     if result.returncode != 0 or printed_error(result.stdout + result.stderr):
-        raise UserError(f"{name} failed{what}:\n{output}", file=file)
+        raise ToolFailed(f"{name} failed{what}", output, file=file)
     return result.stdout
 
 

@@ -145,15 +145,14 @@ def compile_kernel(target, source, env):
         try:
             compiled = _compile_alone(compiler, spec["mode"], Path(str(kernel)), executable,
                                       exports, Path(binary))
-        except UserError as e:
-            head, _, printed = e.message.partition("\n")
-            if not head.startswith("iree-compile crashed"):
-                first = toolchains.printed_error(printed)
-                raise UserError(f"{head.rstrip(':')}: {first}\n{printed}" if first
+        except toolchains.ToolFailed as e:
+            if e.signal_number is None:
+                first = toolchains.printed_error(e.printed)
+                raise UserError(f"{e.summary}: {first}\n{e.printed}" if first
                                 else e.message) from None
             # Alone, iree-compile can crash on a kernel it compiles in the module (or crashes
             # on as the module's compile does, which then says so): the module is compiled.
-            compiled = relink.CompiledKernel("", f"{head.rstrip(':')} compiling it alone")
+            compiled = relink.CompiledKernel("", f"{e.summary} compiling it alone")
             Path(binary).write_bytes(b"")
         record = {"executable": executable, "variant": compiled.variant,
                   "misfit": compiled.misfit, "kernel": str(kernel), "mode": spec["mode"]}
@@ -223,12 +222,11 @@ def _compile(env, assembled: str, beside, target, flags: list[str]) -> None:
                 toolchains.run([env.subst("$IREE_COMPILE"), str(program), *flags,
                                 relink.UNLINKED, "--compile-from=executable-sources", "-o", output],
                                doing=f"compile {target[0]}", timeouts=timeouts(env))
-            except UserError as e:
-                head, _, printed = e.message.partition("\n")
-                if not head.startswith("iree-compile failed"):
-                    raise                           # a crash or a time limit says so itself
+            except toolchains.ToolFailed as e:
+                if e.signal_number is not None:
+                    raise                           # a crash says so itself
                 raise UserError(env["IREE_EXPLAIN_MODULE_FAILURE"](
-                    target, [target[0].fs.File(str(program))], env, printed)) from None
+                    target, [target[0].fs.File(str(program))], env, e.printed)) from None
         put_in_place(output, module)
     finally:
         remove_quietly(output)
