@@ -186,21 +186,80 @@ def executables_only(text: str) -> str:
         return text
 
 
+_DUMPED_HEADER_RE = re.compile(r"hal\.executable (?:public |private )?@([\w$.-]+) \{\n")
+_NUMBERS_RE = re.compile(r"(\d+)")
+
+
+def executables_from_dumps(dumps: dict[str, str], resources=lambda keys: {}) -> str:
+    """What ``executables_only`` makes of a program, from the files
+    ``--iree-hal-dump-executable-sources-to`` writes of its executables (file name -> text), in
+    the order of their names' numbers; NotSplittable where a file is not one printed executable.
+
+    Each file holds one ``hal.executable`` printed at the top level, public, and no resources: in
+    the program it is private and two spaces in. ``resources(keys)``: the resource entries (key ->
+    line) of the keys the executables use, from the model (``resource_lines``). The module line
+    is a plain ``module {``: no step reads the program's attributes.
+    """
+    bodies = {}
+    for file, text in dumps.items():
+        found = _DUMPED_HEADER_RE.match(text)
+        if not found or not text.rstrip().endswith("}") or "\n{-#" in text \
+                or found.group(1) in bodies:
+            raise NotSplittable(f"{file}: not one printed executable")
+        name = found.group(1)
+        bodies[name] = text.rstrip("\n").replace(found.group(0),
+                                                 f"hal.executable private @{name} {{\n", 1)
+    order = sorted(bodies, key=lambda n: [int(p) if p.isdigit() else p
+                                          for p in _NUMBERS_RE.split(n)])
+    body = "\n".join(_INDENT + bodies[n].replace("\n", "\n" + _INDENT) for n in order)
+    used = {key for text in bodies.values() for key in _USED_RESOURCE_RE.findall(text)}
+    section = ""
+    if used:
+        entries = resources(used)
+        lines = ",\n".join(entries[key] for key in sorted(used))
+        section = f"{_RESOURCE_SECTION[1:]}{lines}{_RESOURCE_END}\n"
+    return f"module {{\n{body}\n}}\n{section}"
+
+
+def resource_lines(text: str, keys: set[str]) -> dict[str, str]:
+    """The entries of ``keys`` in the resource section of ``text`` (a printed module, a model as
+    an exporter prints it), found without reading the rest; NotSplittable where one is not there."""
+    start = text.rfind(_RESOURCE_SECTION)
+    if start < 0:
+        raise NotSplittable("no resource section it reads")
+    found = {}
+    for key in keys:
+        at = text.find(f"\n      {key}: \"0x", start)
+        if at < 0:
+            raise NotSplittable(f"no resource {key}")
+        line = text[at + 1:text.find("\n", at + 1)]
+        if not _RESOURCE_ENTRY_RE.match(line):
+            raise NotSplittable(f"a resource entry it does not read: {key}")
+        found[key] = line.rstrip(",")
+    return found
+
+
+def _resource_entries(text: str, source: str) -> dict[str, str]:
+    """The entries of the resource section at the end of ``text``, by key, as lines."""
+    start = text.rfind(_RESOURCE_SECTION)
+    end = text.find(_RESOURCE_END, start)
+    if start < 0 or end < 0:
+        raise NotSplittable(f"{source}: a resource section it does not read")
+    entries = {}
+    for line in text[start + len(_RESOURCE_SECTION):end].split("\n"):
+        found = _RESOURCE_ENTRY_RE.match(line)
+        if not found:
+            raise NotSplittable(f"{source}: a resource entry it does not read")
+        entries[found.group(1)] = line.rstrip(",")
+    return entries
+
+
 def _used_resources(text: str, spans: dict[str, _Span]) -> str:
     """The resource section of ``text`` with only the entries the executables name."""
     used = {key for span in spans.values() for key in _USED_RESOURCE_RE.findall(span.text)}
     if not used:
         return ""
-    start = text.rfind(_RESOURCE_SECTION)
-    end = text.find(_RESOURCE_END, start)
-    if start < 0 or end < 0:
-        raise NotSplittable("a resource section it does not read")
-    entries = {}
-    for line in text[start + len(_RESOURCE_SECTION):end].split("\n"):
-        found = _RESOURCE_ENTRY_RE.match(line)
-        if not found:
-            raise NotSplittable("a resource entry it does not read")
-        entries[found.group(1)] = line.rstrip(",")
+    entries = _resource_entries(text, "the program")
     if not used <= entries.keys():
         raise NotSplittable("a resource the section does not hold")
     lines = ",\n".join(entries[key] for key in sorted(used))
