@@ -117,9 +117,12 @@ def cached_targets(setting: str) -> tuple[str, ...]:
 
 
 def declare_module_from_program(env, module, program, target: str, options, substitutions,
-                                subs, replacements: dict, resolved=(), objects=None) -> list:
+                                subs, replacements: dict, resolved=(), objects=None,
+                                unlinked=None) -> list:
     """``replacements``: substitution key -> the node of the MLIR file that replaces its executable.
     ``objects``: substitution key -> the object an object-mode substitution puts in (RELINK).
+    ``unlinked``: RELINK's unlinked module compiled from the model, and the model, where the
+    project declared one (``IreeUnlinkedFromModel``).
 
     ``resolved``: the resolution step's output (``IreeResolve``), which says
     which executable each key landed on; needed where there are substitutions.
@@ -145,7 +148,7 @@ def declare_module_from_program(env, module, program, target: str, options, subs
                            for a in line])
     relinked = env.IreeRelinkedModule(module, program, target, options, spec, subs,
                                       replacements, objects or {}, resolved, substitutions,
-                                      **where, **short)
+                                      unlinked, **where, **short)
     if relinked is not None:
         return relinked
     assembled = env.IreeAssembledProgram(

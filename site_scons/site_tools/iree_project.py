@@ -278,8 +278,14 @@ def _declare_module(env, project, model, where, build) -> DeclaredModule:
     executables = env.IreeExecutableSources(here.File("executables.mlir"),
                                             [model.source, options])
     subs = tuple(project.substitutions_for(model.name, where.target.name))
+    module_file = build.Dir(where.folder).File(f"{model.name}.vmfb")
+    # Relinked: the unlinked module and the executables from one compile of the model.
+    model_node = executables[0].sources[0]
+    unlinked = env.IreeUnlinkedFromModel(module_file, here, model_node, options,
+                                         where.target.name, subs)
     # The steps that read only executables read them without the weights.
-    ops = env.IreeExecutableOps(here.File(EXECUTABLE_OPS), executables) if subs else []
+    ops = [unlinked[1]] if unlinked else \
+        env.IreeExecutableOps(here.File(EXECUTABLE_OPS), executables) if subs else []
     # Selectors land on executables only once the front end has run: see IreeResolve.
     resolved = env.IreeResolve(here.File("resolved.json"), [
         spec_value(env, [s.to_dict() for s in subs]), ops]) if subs else []
@@ -291,10 +297,11 @@ def _declare_module(env, project, model, where, build) -> DeclaredModule:
     replacements = {key: made.replacement for key, made in kernels.items()
                     if made.replacement is not None}
     objects = {s.key: kernels[s.key].kernel for s in subs if s.mode == "object"}
-    module = env.IreeModuleFromProgram(build.Dir(where.folder).File(f"{model.name}.vmfb"),
-                                       executables, where.target.name, options, flag_file,
-                                       subs, replacements, resolved, objects)
-    _depend_on_option_files(env, model.options.get(where.target.name, ()), executables, module)
+    module = env.IreeModuleFromProgram(module_file, executables, where.target.name, options,
+                                       flag_file, subs, replacements, resolved, objects,
+                                       unlinked and (unlinked, model_node))
+    _depend_on_option_files(env, model.options.get(where.target.name, ()),
+                            [executables, *(unlinked or [])], module)
     return DeclaredModule(model, where, here, options[0], executables[0], subs,
                           resolved[0] if resolved else None, kernels, flag_file, record,
                           module[0], tuple(sorted(set(filter(None, missing.values())))))

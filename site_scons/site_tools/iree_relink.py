@@ -1,13 +1,25 @@
 """SCons tool: modules whose MLIR kernels are relinked into an unlinked module (RELINK=yes).
 
-Method:
+Methods:
+  env.IreeUnlinkedFromModel(module, folder, model, options, target, subs)
+      where the module is relinked and has no wrapped kernel (``from_model``),
+      declares the model's unlinked module compiled from the model itself in
+      one iree-compile run, and its executables alone (``executables.ops.mlir``)
+      from that run's dumps of their sources; returns [unlinked, ops], else None.
   env.IreeRelinkedModule(module, program, options, spec, subs, replacements, resolved)
       where RELINK applies to the module (``relinkable``), declares ``module``
       as the model's unlinked module with each replaced executable's binary
       put in (``iree_kernels.relink``) and returns it; else returns None.
 
 Per module, beside ``program`` (the front end's executables.mlir):
-  unlinked/<model>.mlir, .flags, .vmfb
+  unlinked/<model>.vmfb (with no wrapped kernel)
+                    the model compiled with ``--iree-hal-link-executables=false``
+                    in one run, its executables' sources dumped on the way: a
+                    plain compile's work, once. Its weights are not written as
+                    text, read again and hashed in between, and the front end's
+                    program is made only for the steps that read it (dump,
+                    check, hotspots, microbenchmarks).
+  unlinked/<model>.mlir, .flags, .vmfb (with a wrapped kernel)
                     the program as ASSEMBLE makes it with nothing replaced (the
                     codegen cache's stand-ins where it is on), compiled with
                     ``--iree-hal-link-executables=false``: each executable's
@@ -53,7 +65,9 @@ import SCons.Builder
 from iree_kernels import relink, selection, toolchains
 from iree_kernels.errors import UserError
 from iree_kernels.files import remove_quietly, reserve_beside, put_in_place, write_atomically
-from iree_kernels.program_text import executable_alone, open_program
+from iree_kernels.program_text import (NotSplittable, executable_alone, executables_from_dumps,
+                                       executables_only, open_program, resource_lines)
+from iree_kernels.scons.kernels import tool_version
 from iree_kernels.scons.module import EXECUTABLE_OPS, building_as_released, file_name
 from iree_kernels.scons.nodes import read_spec, spec_value
 from iree_kernels.scons.reporting import reporting_user_errors
@@ -64,7 +78,7 @@ CPU_TARGETS = ("llvm-cpu",)     # wrapped kernels there link objects: no placeho
 # place of its code. Not Vulkan: an external variant there loses the export's subgroup size.
 OBJECT_TARGETS = ("cuda",)
 SHORT_COMSTRS = {"IREE_EXPORTSCOMSTR": "EXPORTS  $TARGET", "IREE_BINARYCOMSTR": "BINARY   $TARGET",
-                 "IREE_RELINKCOMSTR": "RELINK   $TARGET"}
+                 "IREE_RELINKCOMSTR": "RELINK   $TARGET", "IREE_UNLINKEDCOMSTR": "IREE     $TARGET"}
 
 
 def relinkable(env, target: str, subs, replacements: dict, objects: dict) -> bool:
@@ -80,20 +94,53 @@ def relinkable(env, target: str, subs, replacements: dict, objects: dict) -> boo
         or s.mode == "object" and s.key in objects and target in OBJECT_TARGETS) for s in subs)
 
 
+def from_model(env, target: str, subs) -> bool:
+    """Whether a module of ``target`` with substitutions ``subs`` is relinked from an unlinked
+    module compiled from the model itself: RELINK applies (``relinkable``), and no kernel is
+    wrapped (a wrapper's host code is compiled from the program with a placeholder in it)."""
+    if not env["RELINK"] or not subs or building_as_released():
+        return False
+    return all(not s.objects and (
+        s.mode == "source" and (bool(s.passes) or (s.file or "").endswith(".mlir"))
+        or s.mode == "object" and target in OBJECT_TARGETS) for s in subs)
+
+
+def declare_unlinked_from_model(env, module, folder, model, options, target: str, subs,
+                                **overrides) -> list | None:
+    """[unlinked/<model>.vmfb, executables.ops.mlir] of ``folder``, both from one iree-compile
+    run of ``model`` with ``options``, where ``from_model``; else None. ``module``: the module
+    the build makes of them, which a failure names."""
+    if not from_model(env, target, subs):
+        return None
+    short = {} if env["VERBOSE"] else SHORT_COMSTRS
+    flags = [str(a) for line in env.subst_list("$IREE_COMPILEFLAGS") for a in line]
+    made = env.IreeUnlinkedFromModelBuilder(
+        [folder.Dir("unlinked").File(f"{Path(str(module)).stem}.vmfb"), folder.File(EXECUTABLE_OPS)],
+        [model, options, spec_value(env, {"flags": flags, "module": module.get_path()})],
+        **short, **overrides)
+    env.Depends(made, tool_version(env.subst("$IREE_COMPILE"), timeouts=timeouts(env)))
+    return made
+
+
 def declare_relinked_module(env, module, program, target: str, options, assembled_spec: dict,
                             subs, replacements: dict, objects: dict, resolved=(),
-                            substitutions=(), **overrides) -> list | None:
+                            substitutions=(), unlinked=None, **overrides) -> list | None:
     """``module`` made from the unlinked module of ``program`` and the kernels ``replacements``
     (substitution key -> MLIR node: a kernel, or a wrapper) and ``objects`` (key -> the object
     of an object-mode substitution); ``resolved``: the resolution's resolved.json node;
-    ``substitutions``: what checks them, built first; ``overrides``: ASSEMBLE's variables. None
-    where RELINK does not apply (``relinkable``)."""
+    ``substitutions``: what checks them, built first; ``unlinked``: what
+    ``declare_unlinked_from_model`` declared, if it did, and the model it compiled from;
+    ``overrides``: ASSEMBLE's variables. None where RELINK does not apply (``relinkable``)."""
     if not resolved or not relinkable(env, target, subs, replacements, objects):
         return None
     resolved = resolved[0]
     folder, model = program[0].dir, Path(str(module)).stem
     short = {} if env["VERBOSE"] else SHORT_COMSTRS
     wrapped = {s.key: replacements[s.key] for s in subs if s.mode == "wrapped"}
+    if unlinked is not None:
+        made, model_source = unlinked
+        return _declare_relink(env, module, folder, made[0], model_source, options, subs,
+                               replacements, objects, resolved, substitutions, True, short)
     unlinked_program = env.IreeAssembledProgram(
         folder.Dir("unlinked").File(f"{model}.mlir"),
         [program, options, spec_value(env, {
@@ -105,6 +152,16 @@ def declare_relinked_module(env, module, program, target: str, options, assemble
     unlinked = env.IreeModule(folder.Dir("unlinked").File(f"{model}.vmfb"),
                               [unlinked_program[0], options, unlinked_program[1]],
                               IREE_COMPILEFLAGS=env["IREE_COMPILEFLAGS"] + [relink.UNLINKED])
+    return _declare_relink(env, module, folder, unlinked[0], unlinked_program[0], options, subs,
+                           replacements, objects, resolved, substitutions, False, short)
+
+
+def _declare_relink(env, module, folder, unlinked, program, options, subs, replacements: dict,
+                    objects: dict, resolved, substitutions, from_model_: bool,
+                    short: dict) -> list:
+    """EXPORTS, BINARY and RELINK of ``module`` from ``unlinked``; ``program``: what a kernel
+    that does not fit is compiled into the module from (the model where ``from_model_``, else
+    the unlinked program)."""
     ops = folder.File(EXECUTABLE_OPS)
     flags = [str(a) for line in env.subst_list("$IREE_COMPILEFLAGS") for a in line]
     kernels = []
@@ -118,11 +175,57 @@ def declare_relinked_module(env, module, program, target: str, options, assemble
         kernels += env.IreeRelinkKernel(
             [relinking.File(f"{file_name(key)}.bin"), relinking.File(f"{file_name(key)}.json")],
             [kernel, options, resolved, spec, *exports], **short)
-    relinked = env.IreeRelinkModule(module, [unlinked[0], unlinked_program[0], options,
-                                             spec_value(env, {"flags": flags}), substitutions,
-                                             *kernels], **short)
+    relinked = env.IreeRelinkModule(module, [unlinked, program, options, spec_value(
+        env, {"flags": flags, "from_model": from_model_}), substitutions, *kernels], **short)
     env.Depends(kernels, substitutions)     # substitutions are checked before they are applied
     return relinked
+
+
+@reporting_user_errors
+def compile_unlinked(target, source, env):
+    model, options, spec = source[0], source[1], read_spec(source[2])
+    module = target[0].abspath
+    output = reserve_beside(module)
+    flags = [f"@{options}", *spec["flags"], relink.UNLINKED]
+    try:
+        with tempfile.TemporaryDirectory(prefix=".tmp-sources-", dir=Path(module).parent) as dumps:
+            _run_compile(env, [str(model), *flags, f"--iree-hal-dump-executable-sources-to={dumps}",
+                               "-o", output], model, spec["module"])
+            try:
+                ops = executables_from_dumps(
+                    {p.name: p.read_text(encoding="utf-8") for p in sorted(Path(dumps).iterdir())},
+                    lambda keys: resource_lines(_text(model), keys))
+            except NotSplittable:
+                # Dumps this does not read (or resources the model does not hold as printed):
+                # the executables as the front end's program has them.
+                program = Path(dumps) / "executables.mlir"
+                _run_compile(env, [str(model), *flags, "--compile-to=executable-sources", "-o",
+                                   str(program)], model, spec["module"])
+                ops = executables_only(program.read_text(encoding="utf-8"))
+        write_atomically(target[1].abspath, ops)
+        put_in_place(output, module)
+    finally:
+        remove_quietly(output)
+
+
+def _text(node) -> str:
+    try:
+        return Path(node.abspath).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise NotSplittable("not text") from None
+
+
+def _run_compile(env, arguments: list[str], program, module: str) -> None:
+    """iree-compile with ``arguments``; a failure explained as ``module``'s compile from
+    ``program`` explains it (``iree_compile``)."""
+    try:
+        toolchains.run([env.subst("$IREE_COMPILE"), *arguments], doing=f"compile {module}",
+                       timeouts=timeouts(env))
+    except toolchains.ToolFailed as e:
+        if e.signal_number is not None:
+            raise                           # a crash says so itself
+        raise UserError(env["IREE_EXPLAIN_MODULE_FAILURE"](
+            [program.fs.File(module)], [program], env, e.printed)) from None
 
 
 @reporting_user_errors
@@ -195,7 +298,25 @@ def relink_module(target, source, env):
         return
     for kernel, why in misfits:
         _say(f"{target[0]}: {kernel} is compiled into the module, not relinked: {why}")
-    spliced = [r for r, _ in kernels if r["mode"] != "object"]
+    # The substitution flags, as the module's compile has them: the objects (and, from the model,
+    # the sources), and a crash names the substituted executables.
+    flags = [f"@{options}", f"@{substitutions}", *spec["flags"], relink.UNLINKED]
+    output = reserve_beside(target[0].abspath)
+    try:
+        if spec["from_model"]:
+            _run_compile(env, [str(unlinked_program), *flags, "-o", output], unlinked_program,
+                         target[0].get_path())
+        else:
+            _compile_spliced(env, [r for r, _ in kernels if r["mode"] != "object"],
+                             unlinked_program, target[0], flags, output)
+        put_in_place(output, target[0].abspath)
+    finally:
+        remove_quietly(output)
+
+
+def _compile_spliced(env, spliced: list[dict], unlinked_program, module, flags: list[str],
+                     output: str) -> None:
+    """The unlinked program with the kernels of ``spliced`` in place compiled into ``output``."""
     with open_program(unlinked_program.get_text_contents(), str(unlinked_program),
                       tuple(Path(r["kernel"]).read_text(encoding="utf-8")
                             for r in spliced)) as program:
@@ -203,33 +324,11 @@ def relink_module(target, source, env):
             program.replace(r["executable"], Path(r["kernel"]).read_text(encoding="utf-8"),
                             r["kernel"])
         assembled = program.text()
-    # The substitution flags, as the module's compile has them: the objects, and a crash names
-    # the substituted executables.
-    _compile(env, assembled, unlinked_program, target, [f"@{options}", f"@{substitutions}",
-                                                         *spec["flags"]])
-
-
-def _compile(env, assembled: str, beside, target, flags: list[str]) -> None:
-    """Compile the program ``assembled`` (named like ``beside``) unlinked into ``target``; a
-    failure explained as the module's compile explains it (``iree_compile``)."""
-    module = target[0].abspath
-    output = reserve_beside(module)
-    try:
-        with tempfile.TemporaryDirectory(prefix=".tmp-relink-", dir=Path(module).parent) as work:
-            program = Path(work) / beside.name      # iree-compile names what it makes after it
-            program.write_text(assembled + "\n", encoding="utf-8")
-            try:
-                toolchains.run([env.subst("$IREE_COMPILE"), str(program), *flags,
-                                relink.UNLINKED, "--compile-from=executable-sources", "-o", output],
-                               doing=f"compile {target[0]}", timeouts=timeouts(env))
-            except toolchains.ToolFailed as e:
-                if e.signal_number is not None:
-                    raise                           # a crash says so itself
-                raise UserError(env["IREE_EXPLAIN_MODULE_FAILURE"](
-                    target, [target[0].fs.File(str(program))], env, e.printed)) from None
-        put_in_place(output, module)
-    finally:
-        remove_quietly(output)
+    with tempfile.TemporaryDirectory(prefix=".tmp-relink-", dir=module.dir.abspath) as work:
+        written = Path(work) / unlinked_program.name    # iree-compile names what it makes after it
+        written.write_text(assembled + "\n", encoding="utf-8")
+        _run_compile(env, [str(written), *flags, "--compile-from=executable-sources", "-o", output],
+                     module.fs.File(str(written)), module.get_path())
 
 
 def _say(line: str) -> None:
@@ -245,7 +344,10 @@ def generate(env):
         IREE_EXPORTSCOMSTR="Translating the executable a kernel replaces alone: $TARGET",
         IREE_BINARYCOMSTR="Compiling $SOURCE alone: $TARGET",
         IREE_RELINKCOMSTR="Relinking $TARGET",
+        IREE_UNLINKEDCOMSTR="Compiling the model unlinked, its executables dumped: $TARGET",
     )
+    env["BUILDERS"]["IreeUnlinkedFromModelBuilder"] = SCons.Builder.Builder(
+        action=SCons.Action.Action(compile_unlinked, "$IREE_UNLINKEDCOMSTR"))
     env["BUILDERS"]["IreeRelinkExports"] = SCons.Builder.Builder(
         action=SCons.Action.Action(translate_executable, "$IREE_EXPORTSCOMSTR"))
     env["BUILDERS"]["IreeRelinkKernel"] = SCons.Builder.Builder(
@@ -254,6 +356,7 @@ def generate(env):
     env["BUILDERS"]["IreeRelinkModule"] = SCons.Builder.Builder(
         action=SCons.Action.Action(relink_module, "$IREE_RELINKCOMSTR"), suffix=".vmfb")
     env.AddMethod(declare_relinked_module, "IreeRelinkedModule")
+    env.AddMethod(declare_unlinked_from_model, "IreeUnlinkedFromModel")
 
 
 def exists(env):

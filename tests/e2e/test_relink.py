@@ -152,8 +152,9 @@ def test_a_c_kernel_on_llvm_cpu_is_compiled_into_the_module_as_without_relink(pr
 
 def test_a_fallback_compile_that_fails_in_a_checkout_named_like_code_runs_nothing(tmp_path,
                                                                                   monkeypatch):
-    """Alone, the kernel crashes iree-compile; the module's compile then fails: its explanation
-    names the program RELINK wrote, whose path holds the checkout's, and runs none of it."""
+    """Alone, the kernel crashes iree-compile; the module's compile from the model with the
+    substitution flags then fails: its explanation names the model, whose path holds the
+    checkout's, and runs none of it."""
     project = Project(tmp_path / PAYLOAD / "repo")
     mlp_with_kernel(project)
     compiler = tmp_path / "iree-compile"
@@ -162,7 +163,8 @@ def test_a_fallback_compile_that_fails_in_a_checkout_named_like_code_runs_nothin
         f"#!{sys.executable}\nimport os, signal, sys\n"
         "if '--compile-mode=hal-executable' in sys.argv:\n"
         "    os.kill(os.getpid(), signal.SIGSEGV)\n"
-        "if any('.tmp-relink-' in a for a in sys.argv):\n"
+        "if any(a.endswith('substitutions.flags') for a in sys.argv) and\\\n"
+        "        '--iree-hal-link-executables=false' in sys.argv:\n"
         "    sys.exit(print('error: the fallback compile fails', file=sys.stderr) or 1)\n"
         f"os.execv({real!r}, [{real!r}, *sys.argv[1:]])\n")
     compiler.chmod(0o755)

@@ -8,8 +8,8 @@ import pytest
 from conftest import REPO
 from iree_kernels import executables, selection, toolchains
 from iree_kernels.program import Program
-from iree_kernels.program_text import (NotSplittable, SplicedProgram, executables_only,
-                                       open_program)
+from iree_kernels.program_text import (NotSplittable, SplicedProgram, executables_from_dumps,
+                                       executables_only, open_program, resource_lines)
 from iree_kernels.targets import TARGETS
 from test_program import RESOURCES_MODEL
 
@@ -82,3 +82,49 @@ def test_a_replacement_using_resources_goes_through_the_bindings(tmp_path):
     assert isinstance(open_program(text, "p", (kernel,)), Program)
     with pytest.raises(NotSplittable):
         SplicedProgram(text).replace("main_dispatch_0", kernel, "k.mlir")
+
+
+def dumped_sources(model, folder) -> dict[str, str]:
+    """The dumps of a plain compile of ``model`` (file name -> text)."""
+    subprocess.run([toolchains.iree_compile(), str(model), *TARGETS["llvm-cpu"].compile_flags,
+                    f"--iree-hal-dump-executable-sources-to={folder}", "-o", str(folder) + ".vmfb"],
+                   capture_output=True, check=True, timeout=300)
+    return {p.name: p.read_text() for p in sorted(folder.iterdir())}
+
+
+def without_module_line(text: str) -> str:
+    return text.split("\n", 1)[1]
+
+
+@needs_iree
+def test_the_executables_alone_from_a_compile_s_dumps_are_the_front_end_s(tmp_path):
+    model = REPO / "models/layers.mlir"
+    made = executables_from_dumps(dumped_sources(model, tmp_path / "dumps"))
+    assert made.startswith("module {\n")
+    # 41 executables, dispatch_10 after dispatch_9 as in the program.
+    assert without_module_line(made) == without_module_line(executables_only(front_end(model)))
+
+
+@needs_iree
+def test_the_executables_alone_from_dumps_take_the_resources_they_use_from_the_model(tmp_path):
+    model = tmp_path / "resources.mlir"
+    model.write_text(RESOURCES_MODEL)
+    dumps = dumped_sources(model, tmp_path / "dumps")
+    made = executables_from_dumps(dumps, lambda keys: resource_lines(RESOURCES_MODEL, keys))
+    assert without_module_line(made) == without_module_line(executables_only(front_end(model)))
+    assert "inside: \"0x0400" in made and "outside" not in made
+    with pytest.raises(NotSplittable):
+        executables_from_dumps(dumps, lambda keys: resource_lines("module {\n}\n", keys))
+    with pytest.raises(NotSplittable):
+        resource_lines(RESOURCES_MODEL.replace("inside:", "elsewhere:"), {"inside"})
+
+
+def test_dumps_it_does_not_read_are_not_split():
+    executable = "hal.executable public @x {\n}\n"
+    assert executables_from_dumps({"module_x.mlir": executable}) == \
+        "module {\n  hal.executable private @x {\n  }\n}\n"
+    for dumps in ({"a.mlir": "#map = affine_map<(d0) -> (d0)>\n" + executable},
+                  {"a.mlir": executable, "b.mlir": executable},
+                  {"a.mlir": executable + "\n{-#\n  dialect_resources: {\n  }\n#-}\n"}):
+        with pytest.raises(NotSplittable):
+            executables_from_dumps(dumps)
