@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import spirv, toolchains
+from . import settings, spirv, toolchains
 from .errors import UserError
 from .files import is_regular
 from .program import EmbeddedObject, Program, ProgramExecutable
@@ -436,3 +436,20 @@ def _store(entry: Entry, source: str, translated: Program, binaries: list[Path])
                                b"an external Vulkan variant loses the export's subgroup_size\n")
         return
     entry.publish({entry.translated: stripped.encode("utf-8"), entry.binary: found[0]})
+
+
+def cached_targets(setting: str) -> tuple[str, ...]:
+    """The targets EXECUTABLE_CACHE turns the cache on for."""
+    value = setting.strip().lower()
+    if value in ("", "default"):
+        return settings.EXECUTABLE_CACHE_TARGETS
+    if value in ("1", "yes", "true", "on", "all"):
+        return tuple(TARGET_BINARIES)
+    if value in ("0", "no", "false", "off", "none"):
+        return ()
+    targets = tuple(t.strip() for t in value.split(",") if t.strip())
+    for t in targets:
+        if t not in TARGET_BINARIES:
+            raise UserError(f"EXECUTABLE_CACHE: '{t}' has no codegen cache; it works for "
+                            f"{', '.join(TARGET_BINARIES)} (or 1, 0)")
+    return targets

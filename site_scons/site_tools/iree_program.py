@@ -4,7 +4,9 @@ Method:
   env.IreeModuleFromProgram(module, program, target, options, substitutions, subs, replacements,
                             resolved)
       declares ``module`` compiled from ``program`` (the model at IREE's
-      executable-sources phase, ``IreeExecutableSources``) and returns it.
+      executable-sources phase, ``IreeExecutableSources``) and returns it; a
+      module with no substitutions and no codegen cache is compiled from the
+      model itself, as a plain iree-compile.
 
 Per module, beside ``program``:
   module/<model>.mlir  the program with the manifest's source and wrapped
@@ -69,7 +71,6 @@ from iree_kernels.scons.reporting import fail, reporting_user_errors
 from iree_kernels.scons.spawn import timeouts
 
 OWN_FOLDER = "$BUILD_DIR/codegen-cache"
-DEFAULT_TARGETS = settings.EXECUTABLE_CACHE_TARGETS
 SHORT_COMSTRS = {"IREE_ASSEMBLECOMSTR": "ASSEMBLE  $TARGET",
                  "IREE_CODEGENCOMSTR": "CODEGEN  $TARGET"}
 
@@ -99,23 +100,6 @@ class _CodegenRun:
             return new
 
 
-def cached_targets(setting: str) -> tuple[str, ...]:
-    """The targets EXECUTABLE_CACHE turns the cache on for."""
-    value = setting.strip().lower()
-    if value in ("", "default"):
-        return DEFAULT_TARGETS
-    if value in ("1", "yes", "true", "on", "all"):
-        return tuple(codegen_cache.TARGET_BINARIES)
-    if value in ("0", "no", "false", "off", "none"):
-        return ()
-    targets = tuple(t.strip() for t in value.split(",") if t.strip())
-    for t in targets:
-        if t not in codegen_cache.TARGET_BINARIES:
-            raise UserError(f"EXECUTABLE_CACHE: '{t}' has no codegen cache; it works for "
-                            f"{', '.join(codegen_cache.TARGET_BINARIES)} (or 1, 0)")
-    return targets
-
-
 def declare_module_from_program(env, module, program, target: str, options, substitutions,
                                 subs, replacements: dict, resolved=(), objects=None,
                                 unlinked=None) -> list:
@@ -128,7 +112,7 @@ def declare_module_from_program(env, module, program, target: str, options, subs
     which executable each key landed on; needed where there are substitutions.
     """
     try:
-        cached = target in cached_targets(env["EXECUTABLE_CACHE"])
+        cached = target in codegen_cache.cached_targets(env["EXECUTABLE_CACHE"])
     except UserError as e:
         fail(str(e))
     short = {} if env["VERBOSE"] else SHORT_COMSTRS
@@ -146,6 +130,13 @@ def declare_module_from_program(env, module, program, target: str, options, subs
         spec.update(compiler=toolchains.version(env.subst("$IREE_COMPILE"), timeouts=timeouts(env)),
                     flags=[str(a) for line in env.subst_list("$IREE_CACHED_COMPILEFLAGS")
                            for a in line])
+    if not subs and not cached:
+        # Nothing to put in and nothing cached: a plain compile of the model, in one run. The
+        # scanner does not read the model, which weighs what its weights do, as it does not
+        # read an assembled program.
+        model_node = program[0].sources[0]
+        model_node.attributes.assembled = True
+        return env.IreeModule(module, [model_node, options, substitutions])
     relinked = env.IreeRelinkedModule(module, program, target, options, spec, subs,
                                       replacements, objects or {}, resolved, substitutions,
                                       unlinked, **where, **short)

@@ -300,8 +300,9 @@ def _declare_module(env, project, model, where, build) -> DeclaredModule:
     module = env.IreeModuleFromProgram(module_file, executables, where.target.name, options,
                                        flag_file, subs, replacements, resolved, objects,
                                        unlinked and (unlinked, model_node))
+    from_model = [module[0]] if module[0].sources[0] is model_node else []
     _depend_on_option_files(env, model.options.get(where.target.name, ()),
-                            [executables, *(unlinked or [])], module)
+                            [executables, *(unlinked or []), *from_model], module)
     return DeclaredModule(model, where, here, options[0], executables[0], subs,
                           resolved[0] if resolved else None, kernels, flag_file, record,
                           module[0], tuple(sorted(set(filter(None, missing.values())))))
@@ -364,13 +365,14 @@ def _kernel_checks(env, where, checkers: dict) -> dict:
 
 def _depend_on_option_files(env, flags, front_end, module) -> None:
     """Files the options' flags name (iree_kernels.option_files): front-end ones run the front
-    end again, codegen ones the module's compile and its codegen-cache step (the program's
-    assembly)."""
+    end again (``front_end``: what runs it), codegen ones the module's compile and the step it
+    is compiled from (the program's assembly, or the unlinked module)."""
     top = env.Dir("#")                  # Dir.File: the path is not substituted
+    compiled_from = module[0].sources[0]
+    codegen = [module[0], *([compiled_from] if compiled_from.has_builder() else [])]
     for path, phase in option_files.files_named(flags):
         node = env.fs.File(path) if Path(path).is_absolute() else top.File(path)
-        env.Depends(front_end if phase == option_files.FRONT_END
-                    else [module[0], module[0].sources[0]], node)
+        env.Depends(front_end if phase == option_files.FRONT_END else codegen, node)
 
 
 def _declare_kernel(env, sub, executables, resolved, here, where, build,

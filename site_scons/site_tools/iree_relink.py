@@ -62,7 +62,7 @@ from pathlib import Path
 import SCons.Action
 import SCons.Builder
 
-from iree_kernels import relink, selection, toolchains
+from iree_kernels import codegen_cache, relink, selection, toolchains
 from iree_kernels.errors import UserError
 from iree_kernels.files import remove_quietly, reserve_beside, put_in_place, write_atomically
 from iree_kernels.program_text import (NotSplittable, executable_alone, executables_from_dumps,
@@ -96,10 +96,16 @@ def relinkable(env, target: str, subs, replacements: dict, objects: dict) -> boo
 
 def from_model(env, target: str, subs) -> bool:
     """Whether a module of ``target`` with substitutions ``subs`` is relinked from an unlinked
-    module compiled from the model itself: RELINK applies (``relinkable``), and no kernel is
-    wrapped (a wrapper's host code is compiled from the program with a placeholder in it)."""
+    module compiled from the model itself: RELINK applies (``relinkable``), no kernel is
+    wrapped (a wrapper's host code is compiled from the program with a placeholder in it), and
+    the codegen cache is off for ``target`` (its stand-ins go in the program)."""
     if not env["RELINK"] or not subs or building_as_released():
         return False
+    try:
+        if target in codegen_cache.cached_targets(env["EXECUTABLE_CACHE"]):
+            return False
+    except UserError:
+        return False                        # the module's declaration says what is wrong
     return all(not s.objects and (
         s.mode == "source" and (bool(s.passes) or (s.file or "").endswith(".mlir"))
         or s.mode == "object" and target in OBJECT_TARGETS) for s in subs)

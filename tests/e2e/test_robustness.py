@@ -172,8 +172,9 @@ def test_a_tool_killed_mid_write_leaves_nothing_taken_as_up_to_date(project, tmp
     assert not list((project.root / "build/llvm-cpu").glob(".tmp-*"))
     marker.unlink()
     model.write_text(original)
-    # The front end was killed: it runs again, gives the program it gave before, and the module stays.
-    assert project.scons().ran("FRONTEND") == ["build/llvm-cpu/mlp/executables.mlir"]
+    # The compile was killed (a model with no kernels is one plain compile): it runs again and
+    # gives the module it gave before.
+    assert project.scons().ran("IREE") == ["build/llvm-cpu/mlp.vmfb"]
     assert module.read_bytes() == built
     assert project.scons("--question").returncode == 0
 
@@ -183,8 +184,8 @@ def test_a_tool_that_writes_nothing_is_one_error_naming_the_target(project, tmp_
     mlp_on_llvm_cpu(project)
     build = project.scons("build/llvm-cpu/mlp.vmfb", expect_ok=False)
     assert build.returncode == 2
-    assert ("scons: *** [build/llvm-cpu/mlp/executables.mlir] the command wrote no "
-            "build/llvm-cpu/mlp/executables.mlir" in build.output)
+    assert ("scons: *** [build/llvm-cpu/mlp.vmfb] the command wrote no "
+            "build/llvm-cpu/mlp.vmfb" in build.output)
     assert "Traceback" not in build.output
 
 
@@ -197,7 +198,7 @@ def test_an_edit_in_the_second_a_build_read_the_file_is_seen(project):
     project.scons()
     model.write_text(model.read_text() + "// an edit\n")
     os.utime(model, (second + 0.9, second + 0.9))
-    assert project.scons().ran("FRONTEND") == ["build/llvm-cpu/mlp/executables.mlir"]
+    assert project.scons().ran("IREE") == ["build/llvm-cpu/mlp.vmfb"]
     assert project.scons("--question").returncode == 0
 
 
