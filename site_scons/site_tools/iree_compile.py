@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 from pathlib import Path
 
 import SCons.Action
@@ -36,13 +37,14 @@ import SCons.Scanner
 import SCons.Util
 
 from iree_kernels import executables, flag_files, toolchains, translation
+from iree_kernels.errors import UserError
 from iree_kernels.manifest import object_paths
 from iree_kernels.program import Program
 from iree_kernels.program_text import NotSplittable, executables_only, open_program
 from iree_kernels.files import write_atomically
 from iree_kernels.scons.escaping import program
 from iree_kernels.scons.kernels import version_emitter
-from iree_kernels.scons.spawn import whole_file_command
+from iree_kernels.scons.spawn import timeouts, whole_file_command
 from iree_kernels.scons.reporting import reporting_user_errors
 
 _SUBSTITUTE_RE = re.compile(r"^--iree-hal-substitute-executable-(source|object|configuration)=[^=]+=(.+)$")
@@ -110,6 +112,19 @@ def explain_module_failure(target, source, env, output: str) -> str:
     program = str(source[0])
     text = Path(source[0].get_abspath()).read_text(encoding="utf-8", errors="replace")
     failed = translation.failed_executables(output, program, text)
+    with tempfile.TemporaryDirectory(prefix=".tmp-explain-", dir=module.parent) as work:
+        if not failed and not translation.executable_lines(text):
+            # Compiled from the model: IREE's errors point into the model, not an executable.
+            # Where its front end's program fails the same way, that compile names them.
+            program, text, failed = _failures_in_the_program(env, source, Path(work), program,
+                                                             text, failed)
+        return _explained(module, model, target_name, program, text, failed, output, shown,
+                          own=Path(program).parent == Path(work))
+
+
+def _explained(module, model: str, target_name: str, program: str, text: str, failed: dict,
+               output: str, shown: str, own: bool = False) -> str:
+    """``own``: ``text`` is IREE's own program of the model, nothing replaced in it."""
     if not failed:
         first = toolchains.printed_error(output) or next(
             (line.strip() for line in output.splitlines() if line.strip()), "no output")
@@ -117,8 +132,9 @@ def explain_module_failure(target, source, env, output: str) -> str:
                f"its whole output: {shown}"
     ours = _executable_texts(text, program)
     front_end = module.parent / model / "executables.mlir"
-    theirs = _executable_texts(front_end.read_text(encoding="utf-8", errors="replace"),
-                               str(front_end)) if front_end.is_file() else {}
+    theirs = ours if own else _executable_texts(
+        front_end.read_text(encoding="utf-8", errors="replace"), str(front_end)) \
+        if front_end.is_file() else {}
     own, replaced = [], []
     for name, message in failed.items():
         export = executables.read_executables(ours[name], program)[name].export
@@ -132,6 +148,29 @@ def explain_module_failure(target, source, env, output: str) -> str:
                 + (f"; and for IREE's own: {'; '.join(own)}" if own else "")
                 + f". IREE's errors: {shown}")
     return translation.codegen_failure(target_name, model, own, shown)
+
+
+def _failures_in_the_program(env, source, work: Path, program: str, text: str, failed: dict):
+    """(program, text, failures) of IREE's own program of ``source[0]`` (a model; the front end
+    with the options ``source[1]``, nothing substituted) compiled with the flag files
+    ``source[1:]``, where that compile fails at its executables; else the model's own."""
+    front_end = work / Path(program).with_suffix(".mlir").name
+    flags = [f"@{s}" for s in source[1:]]
+    compiler = env.subst("$IREE_COMPILE")
+    try:
+        toolchains.run([compiler, program, *flags[:1], "--compile-to=executable-sources", "-o",
+                        str(front_end)], timeouts=timeouts(env))
+        toolchains.run([compiler, str(front_end), *flags, "--compile-from=executable-sources",
+                        "-o", os.devnull], timeouts=timeouts(env))
+    except toolchains.ToolFailed as e:
+        if front_end.is_file():
+            printed = front_end.read_text(encoding="utf-8", errors="replace")
+            found = translation.failed_executables(e.printed, str(front_end), printed)
+            if found:
+                return str(front_end), printed, found
+    except UserError:
+        pass
+    return program, text, failed
 
 
 def _executable_texts(text: str, source: str) -> dict[str, str]:

@@ -77,6 +77,10 @@ CPU_TARGETS = ("llvm-cpu",)     # wrapped kernels there link objects: no placeho
 # Where an object-mode kernel's binary is IREE's translation of the executable with the object in
 # place of its code. Not Vulkan: an external variant there loses the export's subgroup size.
 OBJECT_TARGETS = ("cuda",)
+# Where dumping the executables' sources during a compile leaves its binaries as they are. The
+# dump points each executable's locations at its file, and CUDA's and Vulkan's binaries record
+# that path in their debug information: there the unlinked module is compiled from the program.
+DUMP_KEEPS_BINARIES = ("llvm-cpu",)
 SHORT_COMSTRS = {"IREE_EXPORTSCOMSTR": "EXPORTS  $TARGET", "IREE_BINARYCOMSTR": "BINARY   $TARGET",
                  "IREE_RELINKCOMSTR": "RELINK   $TARGET", "IREE_UNLINKEDCOMSTR": "IREE     $TARGET"}
 
@@ -96,19 +100,19 @@ def relinkable(env, target: str, subs, replacements: dict, objects: dict) -> boo
 
 def from_model(env, target: str, subs) -> bool:
     """Whether a module of ``target`` with substitutions ``subs`` is relinked from an unlinked
-    module compiled from the model itself: RELINK applies (``relinkable``), no kernel is
-    wrapped (a wrapper's host code is compiled from the program with a placeholder in it), and
+    module compiled from the model itself: RELINK applies (``relinkable``), ``target`` is in
+    DUMP_KEEPS_BINARIES, no kernel is wrapped (a wrapper's host code is compiled from the program with a placeholder in it), and
     the codegen cache is off for ``target`` (its stand-ins go in the program)."""
-    if not env["RELINK"] or not subs or building_as_released():
+    if not env["RELINK"] or not subs or building_as_released() or \
+            target not in DUMP_KEEPS_BINARIES:
         return False
     try:
         if target in codegen_cache.cached_targets(env["EXECUTABLE_CACHE"]):
             return False
     except UserError:
         return False                        # the module's declaration says what is wrong
-    return all(not s.objects and (
-        s.mode == "source" and (bool(s.passes) or (s.file or "").endswith(".mlir"))
-        or s.mode == "object" and target in OBJECT_TARGETS) for s in subs)
+    return all(not s.objects and s.mode == "source"
+               and (bool(s.passes) or (s.file or "").endswith(".mlir")) for s in subs)
 
 
 def declare_unlinked_from_model(env, module, folder, model, options, target: str, subs,
@@ -196,7 +200,7 @@ def compile_unlinked(target, source, env):
     try:
         with tempfile.TemporaryDirectory(prefix=".tmp-sources-", dir=Path(module).parent) as dumps:
             _run_compile(env, [str(model), *flags, f"--iree-hal-dump-executable-sources-to={dumps}",
-                               "-o", output], model, spec["module"])
+                               "-o", output], [model, options], spec["module"])
             try:
                 ops = executables_from_dumps(
                     {p.name: p.read_text(encoding="utf-8") for p in sorted(Path(dumps).iterdir())},
@@ -206,7 +210,7 @@ def compile_unlinked(target, source, env):
                 # the executables as the front end's program has them.
                 program = Path(dumps) / "executables.mlir"
                 _run_compile(env, [str(model), *flags, "--compile-to=executable-sources", "-o",
-                                   str(program)], model, spec["module"])
+                                   str(program)], [model, options], spec["module"])
                 ops = executables_only(program.read_text(encoding="utf-8"))
         write_atomically(target[1].abspath, ops)
         put_in_place(output, module)
@@ -221,9 +225,9 @@ def _text(node) -> str:
         raise NotSplittable("not text") from None
 
 
-def _run_compile(env, arguments: list[str], program, module: str) -> None:
+def _run_compile(env, arguments: list[str], sources: list, module: str) -> None:
     """iree-compile with ``arguments``; a failure explained as ``module``'s compile from
-    ``program`` explains it (``iree_compile``)."""
+    ``sources`` (the program, then its flag files) explains it (``iree_compile``)."""
     try:
         toolchains.run([env.subst("$IREE_COMPILE"), *arguments], doing=f"compile {module}",
                        timeouts=timeouts(env))
@@ -231,7 +235,7 @@ def _run_compile(env, arguments: list[str], program, module: str) -> None:
         if e.signal_number is not None:
             raise                           # a crash says so itself
         raise UserError(env["IREE_EXPLAIN_MODULE_FAILURE"](
-            [program.fs.File(module)], [program], env, e.printed)) from None
+            [sources[0].fs.File(module)], sources, env, e.printed)) from None
 
 
 @reporting_user_errors
@@ -310,8 +314,8 @@ def relink_module(target, source, env):
     output = reserve_beside(target[0].abspath)
     try:
         if spec["from_model"]:
-            _run_compile(env, [str(unlinked_program), *flags, "-o", output], unlinked_program,
-                         target[0].get_path())
+            _run_compile(env, [str(unlinked_program), *flags, "-o", output],
+                         [unlinked_program, options, substitutions], target[0].get_path())
         else:
             _compile_spliced(env, [r for r, _ in kernels if r["mode"] != "object"],
                              unlinked_program, target[0], flags, output)
@@ -334,7 +338,7 @@ def _compile_spliced(env, spliced: list[dict], unlinked_program, module, flags: 
         written = Path(work) / unlinked_program.name    # iree-compile names what it makes after it
         written.write_text(assembled + "\n", encoding="utf-8")
         _run_compile(env, [str(written), *flags, "--compile-from=executable-sources", "-o", output],
-                     module.fs.File(str(written)), module.get_path())
+                     [module.fs.File(str(written))], module.get_path())
 
 
 def _say(line: str) -> None:
