@@ -177,3 +177,34 @@ def test_a_fallback_compile_that_fails_in_a_checkout_named_like_code_runs_nothin
             "llvm-cpu: error: the fallback compile fails") in build.output
     assert not (project.root / MODULE).exists()
     assert not list(tmp_path.rglob(PWNED))
+
+
+def test_a_compile_from_the_model_that_fails_names_the_executable(tmp_path, monkeypatch):
+    """IREE's errors in a compile from the model point into the model; the line names the
+    executable where IREE's own program fails (a fake iree-compile fails main_dispatch_0's
+    codegen), as a compile from the front end's program does, and nothing is left built."""
+    project = Project(tmp_path / "repo")
+    mlp_with_kernel(project)
+    compiler = tmp_path / "iree-compile"
+    real = toolchains.iree_compile()
+    compiler.write_text(
+        f"#!{sys.executable}\nimport os, sys\n"
+        "def fail(where):\n"
+        "    sys.exit(print(f\"{where}: error: 'func.func' op failed to distribute\",\n"
+        "                   file=sys.stderr) or 1)\n"
+        "if any(a.startswith('--iree-hal-dump-executable-sources-to=') for a in sys.argv):\n"
+        "    fail('models/mlp.mlir:5:3')\n"
+        "if '--compile-from=executable-sources' in sys.argv and '.tmp-explain-' in sys.argv[1]:\n"
+        "    lines = open(sys.argv[1]).read().split('\\n')\n"
+        "    at = lines.index('  hal.executable private @main_dispatch_0 {') + 3\n"
+        "    fail(f'{sys.argv[1]}:{at}:7')\n"
+        f"os.execv({real!r}, [{real!r}, *sys.argv[1:]])\n")
+    compiler.chmod(0o755)
+    monkeypatch.setenv("IREE_COMPILE", str(compiler))
+    build = project.scons(expect_ok=False)
+    assert build.returncode == 2 and "Traceback" not in build.output, build.output
+    assert ("IREE's llvm-cpu codegen fails for 1 executable(s) of model 'mlp': main_dispatch_0 "
+            "(export main_dispatch_0_") in build.output, build.output
+    assert "failed to distribute" in project.read("build/llvm-cpu/mlp/compile-errors.log")
+    assert not (project.root / MODULE).exists()
+    assert not list((project.root / "build").rglob(".tmp-*"))
