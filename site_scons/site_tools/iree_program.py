@@ -60,7 +60,7 @@ import SCons.Script
 import SCons.Util
 
 from iree_kernels import (codegen_cache, executables, option_files, relink, remote_cache, selection,
-                          settings, toolchains, translation)
+                          toolchains, translation)
 from iree_kernels.errors import UserError
 from iree_kernels.program import Program
 from iree_kernels.program_text import NotSplittable, open_program

@@ -3,8 +3,6 @@ iree-compile makes of the model with the kernel, executables unlinked: the same 
 the offsets of the segments that moved (relink_projects.assert_same_module)."""
 from __future__ import annotations
 
-import sys
-
 import pytest
 
 from conftest import MLP_SQUARE_RELU, REPO, SAXPY_C, Project, run_module
@@ -13,6 +11,7 @@ from relink_projects import (SAXPY_KERNELS, SAXPY_OBJECT, assert_same_module, ir
 from iree_kernels import runtime, toolchains, vmfb
 from test_bad_inputs import PWNED
 from test_hostile_inputs import PAYLOAD
+from test_robustness import fake_iree_compile
 
 KERNEL = "kernels/llvm-cpu/mlp_square_relu.mlir"
 MLP_INPUTS = ["4x8xf32=1", "8x16xf32=0.5", "16xf32=-1 0 1 2 -1 0 1 2 -1 0 1 2 -1 0 1 2"]
@@ -157,18 +156,12 @@ def test_a_fallback_compile_that_fails_in_a_checkout_named_like_code_runs_nothin
     checkout's, and runs none of it."""
     project = Project(tmp_path / PAYLOAD / "repo")
     mlp_with_kernel(project)
-    compiler = tmp_path / "iree-compile"
-    real = toolchains.iree_compile()
-    compiler.write_text(
-        f"#!{sys.executable}\nimport os, signal, sys\n"
-        "if '--compile-mode=hal-executable' in sys.argv:\n"
-        "    os.kill(os.getpid(), signal.SIGSEGV)\n"
-        "if any(a.endswith('substitutions.flags') for a in sys.argv) and\\\n"
-        "        '--iree-hal-link-executables=false' in sys.argv:\n"
-        "    sys.exit(print('error: the fallback compile fails', file=sys.stderr) or 1)\n"
-        f"os.execv({real!r}, [{real!r}, *sys.argv[1:]])\n")
-    compiler.chmod(0o755)
-    monkeypatch.setenv("IREE_COMPILE", str(compiler))
+    fake_iree_compile(tmp_path, monkeypatch, """\
+if '--compile-mode=hal-executable' in sys.argv:
+    os.kill(os.getpid(), signal.SIGSEGV)
+if any(a.endswith('substitutions.flags') for a in sys.argv) and \\
+        '--iree-hal-link-executables=false' in sys.argv:
+    sys.exit(print('error: the fallback compile fails', file=sys.stderr) or 1)""")
     build = project.scons(expect_ok=False)
     assert build.returncode == 2 and "Traceback" not in build.output, build.output
     assert "is compiled into the module, not relinked: iree-compile crashed (SIGSEGV)" \
@@ -185,22 +178,15 @@ def test_a_compile_from_the_model_that_fails_names_the_executable(tmp_path, monk
     codegen), as a compile from the front end's program does, and nothing is left built."""
     project = Project(tmp_path / "repo")
     mlp_with_kernel(project)
-    compiler = tmp_path / "iree-compile"
-    real = toolchains.iree_compile()
-    compiler.write_text(
-        f"#!{sys.executable}\nimport os, sys\n"
-        "def fail(where):\n"
-        "    sys.exit(print(f\"{where}: error: 'func.func' op failed to distribute\",\n"
-        "                   file=sys.stderr) or 1)\n"
-        "if any(a.startswith('--iree-hal-dump-executable-sources-to=') for a in sys.argv):\n"
-        "    fail('models/mlp.mlir:5:3')\n"
-        "if '--compile-from=executable-sources' in sys.argv and '.tmp-explain-' in sys.argv[1]:\n"
-        "    lines = open(sys.argv[1]).read().split('\\n')\n"
-        "    at = lines.index('  hal.executable private @main_dispatch_0 {') + 3\n"
-        "    fail(f'{sys.argv[1]}:{at}:7')\n"
-        f"os.execv({real!r}, [{real!r}, *sys.argv[1:]])\n")
-    compiler.chmod(0o755)
-    monkeypatch.setenv("IREE_COMPILE", str(compiler))
+    fake_iree_compile(tmp_path, monkeypatch, """\
+def fail(where):
+    sys.exit(print(f"{where}: error: 'func.func' op failed to distribute", file=sys.stderr) or 1)
+if any(a.startswith('--iree-hal-dump-executable-sources-to=') for a in sys.argv):
+    fail('models/mlp.mlir:5:3')
+if '--compile-from=executable-sources' in sys.argv and '.tmp-explain-' in sys.argv[1]:
+    lines = open(sys.argv[1]).read().split('\\n')
+    at = lines.index('  hal.executable private @main_dispatch_0 {') + 3
+    fail(f'{sys.argv[1]}:{at}:7')""")
     build = project.scons(expect_ok=False)
     assert build.returncode == 2 and "Traceback" not in build.output, build.output
     assert ("IREE's llvm-cpu codegen fails for 1 executable(s) of model 'mlp': main_dispatch_0 "
