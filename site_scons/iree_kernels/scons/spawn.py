@@ -160,7 +160,8 @@ class Spawn:
             self.failure = (f"{name} exited 0 but printed an error: "
                             f"{toolchains.printed_error(output)}")
             status = 1
-        elif status != 0 and self.explain and (explained := self.explain(output)):
+        elif status != 0 and self.explain and not self._option_origin(args, output) and \
+                (explained := self.explain(output)):
             self.failure = explained
             return status
         elif status != 0:
