@@ -71,7 +71,7 @@ from iree_kernels.scons.kernels import tool_version
 from iree_kernels.scons.module import EXECUTABLE_OPS, building_as_released, file_name
 from iree_kernels.scons.nodes import read_spec, spec_value
 from iree_kernels.scons.reporting import reporting_user_errors
-from iree_kernels.scons.spawn import timeouts
+from iree_kernels.scons.spawn import option_origin, timeouts
 
 CPU_TARGETS = ("llvm-cpu",)     # wrapped kernels there link objects: no placeholder stands in
 # Where an object-mode kernel's binary is IREE's translation of the executable with the object in
@@ -234,6 +234,11 @@ def _run_compile(env, arguments: list[str], sources: list, module: str) -> None:
     except toolchains.ToolFailed as e:
         if e.signal_number is not None:
             raise                           # a crash says so itself
+        where = option_origin(getattr(env.get("SPAWN"), "option_origins", {}), arguments,
+                              e.printed)
+        if where:                           # an option value the manifest gives
+            first = toolchains.printed_error(e.printed) or e.printed
+            raise UserError(f"{where}iree-compile: {first}") from None
         raise UserError(env["IREE_EXPLAIN_MODULE_FAILURE"](
             [sources[0].fs.File(module)], sources, env, e.printed)) from None
 

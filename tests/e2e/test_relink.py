@@ -194,3 +194,16 @@ if '--compile-from=executable-sources' in sys.argv and '.tmp-explain-' in sys.ar
     assert "failed to distribute" in project.read("build/llvm-cpu/mlp/compile-errors.log")
     assert not (project.root / MODULE).exists()
     assert not list((project.root / "build").rglob(".tmp-*"))
+
+
+def test_an_option_value_iree_compile_rejects_is_named_at_its_manifest_line(project):
+    """The unlinked module's compile from the model reads the manifest's options first."""
+    mlp_with_kernel(project)
+    project.write("kernels/demo.toml", MLP_SQUARE_RELU.replace(
+        'targets = ["llvm-cpu"]\n', 'targets = ["llvm-cpu"]\noptions = { llvm-cpu = '
+        '["--iree-opt-level=O9"] }\n', 1))
+    build = project.scons(expect_ok=False)
+    assert build.returncode == 2 and "Traceback" not in build.output
+    assert ("kernels/demo.toml:4: models.mlp: field 'options': options.llvm-cpu: iree-compile: "
+            "iree-compile: for the --iree-opt-level option: 'O9' value not a valid") in build.output, build.output
+    assert not (project.root / "build/llvm-cpu/mlp/unlinked/mlp.vmfb").exists()

@@ -176,16 +176,21 @@ class Spawn:
         return status
 
     def _option_origin(self, args, output: str) -> str:
-        """Where the manifest sets the option iree-compile's error is about, as ``file:line: ``."""
-        m = _OPTION_ERROR_RE.search(output)
-        if not m:
-            return ""
-        for arg in args:
-            where = self.option_origins.get(arg[1:], {}).get(m.group(1)) \
-                if arg.startswith("@") else None
-            if where:
-                return f"{where}: "
+        return option_origin(self.option_origins, args, output)
+
+
+def option_origin(origins: dict[str, dict[str, str]], args, output: str) -> str:
+    """Where the manifest sets the option iree-compile's error (``output``) is about, as
+    ``file:line: ``, from the flag files ``args`` name (``@file``) and ``origins`` (Spawn's
+    ``option_origins``); '' where it is about no option the manifest sets."""
+    m = _OPTION_ERROR_RE.search(output)
+    if not m:
         return ""
+    for arg in args:
+        where = origins.get(arg[1:], {}).get(m.group(1)) if arg.startswith("@") else None
+        if where:
+            return f"{where}: "
+    return ""
 
 
 _OPTION_ERROR_RE = re.compile(r"for the -+([\w.-]+) option")
