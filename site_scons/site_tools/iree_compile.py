@@ -112,14 +112,15 @@ def explain_module_failure(target, source, env, output: str) -> str:
     program = str(source[0])
     text = Path(source[0].get_abspath()).read_text(encoding="utf-8", errors="replace")
     failed = translation.failed_executables(output, program, text)
+    if failed or translation.executable_lines(text):
+        return _explained(module, model, target_name, program, text, failed, output, shown)
+    # Compiled from the model: IREE's errors point into the model, not an executable. Where its
+    # front end's program fails the same way, that compile names them.
     with tempfile.TemporaryDirectory(prefix=".tmp-explain-", dir=module.parent) as work:
-        if not failed and not translation.executable_lines(text):
-            # Compiled from the model: IREE's errors point into the model, not an executable.
-            # Where its front end's program fails the same way, that compile names them.
-            program, text, failed = _failures_in_the_program(env, source, Path(work), program,
-                                                             text, failed)
-        return _explained(module, model, target_name, program, text, failed, output, shown,
-                          own=Path(program).parent == Path(work))
+        found = _failures_in_the_program(env, source, Path(work) / f"{Path(program).stem}.mlir")
+        if found:
+            return _explained(module, model, target_name, *found, output, shown, own=True)
+    return _explained(module, model, target_name, program, text, failed, output, shown)
 
 
 def _explained(module, model: str, target_name: str, program: str, text: str, failed: dict,
@@ -150,16 +151,15 @@ def _explained(module, model: str, target_name: str, program: str, text: str, fa
     return translation.codegen_failure(target_name, model, own, shown)
 
 
-def _failures_in_the_program(env, source, work: Path, program: str, text: str, failed: dict):
+def _failures_in_the_program(env, source, front_end: Path) -> tuple | None:
     """(program, text, failures) of IREE's own program of ``source[0]`` (a model; the front end
-    with the options ``source[1]``, nothing substituted) compiled with the flag files
-    ``source[1:]``, where that compile fails at its executables; else the model's own."""
-    front_end = work / Path(program).with_suffix(".mlir").name
+    with the options ``source[1]``, nothing substituted, written to ``front_end``) compiled with
+    the flag files ``source[1:]``, where that compile fails at its executables; else None."""
     flags = [f"@{s}" for s in source[1:]]
     compiler = env.subst("$IREE_COMPILE")
     try:
-        toolchains.run([compiler, program, *flags[:1], "--compile-to=executable-sources", "-o",
-                        str(front_end)], timeouts=timeouts(env))
+        toolchains.run([compiler, str(source[0]), *flags[:1], "--compile-to=executable-sources",
+                        "-o", str(front_end)], timeouts=timeouts(env))
         toolchains.run([compiler, str(front_end), *flags, "--compile-from=executable-sources",
                         "-o", os.devnull], timeouts=timeouts(env))
     except toolchains.ToolFailed as e:
@@ -170,7 +170,7 @@ def _failures_in_the_program(env, source, work: Path, program: str, text: str, f
                 return str(front_end), printed, found
     except UserError:
         pass
-    return program, text, failed
+    return None
 
 
 def _executable_texts(text: str, source: str) -> dict[str, str]:

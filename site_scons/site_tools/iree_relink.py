@@ -2,8 +2,8 @@
 
 Methods:
   env.IreeUnlinkedFromModel(module, folder, model, options, target, subs)
-      where the module is relinked and has no wrapped kernel (``from_model``),
-      declares the model's unlinked module compiled from the model itself in
+      where the module is relinked, on llvm-cpu, with MLIR source kernels only
+      and no codegen cache (``from_model``), declares the model's unlinked module compiled from the model itself in
       one iree-compile run, and its executables alone (``executables.ops.mlir``)
       from that run's dumps of their sources; returns [unlinked, ops], else None.
   env.IreeRelinkedModule(module, program, options, spec, subs, replacements, resolved)
@@ -12,14 +12,14 @@ Methods:
       put in (``iree_kernels.relink``) and returns it; else returns None.
 
 Per module, beside ``program`` (the front end's executables.mlir):
-  unlinked/<model>.vmfb (with no wrapped kernel)
+  unlinked/<model>.vmfb (``from_model``)
                     the model compiled with ``--iree-hal-link-executables=false``
                     in one run, its executables' sources dumped on the way: a
                     plain compile's work, once. Its weights are not written as
                     text, read again and hashed in between, and the front end's
                     program is made only for the steps that read it (dump,
                     check, hotspots, microbenchmarks).
-  unlinked/<model>.mlir, .flags, .vmfb (with a wrapped kernel)
+  unlinked/<model>.mlir, .flags, .vmfb (otherwise)
                     the program as ASSEMBLE makes it with nothing replaced (the
                     codegen cache's stand-ins where it is on), compiled with
                     ``--iree-hal-link-executables=false``: each executable's
@@ -101,8 +101,9 @@ def relinkable(env, target: str, subs, replacements: dict, objects: dict) -> boo
 def from_model(env, target: str, subs) -> bool:
     """Whether a module of ``target`` with substitutions ``subs`` is relinked from an unlinked
     module compiled from the model itself: RELINK applies (``relinkable``), ``target`` is in
-    DUMP_KEEPS_BINARIES, no kernel is wrapped (a wrapper's host code is compiled from the program with a placeholder in it), and
-    the codegen cache is off for ``target`` (its stand-ins go in the program)."""
+    DUMP_KEEPS_BINARIES, every kernel is an MLIR source (a wrapper's host code is compiled from
+    the program with a placeholder in it), and the codegen cache is off for ``target`` (its
+    stand-ins go in the program)."""
     if not env["RELINK"] or not subs or building_as_released() or \
             target not in DUMP_KEEPS_BINARIES:
         return False
@@ -146,11 +147,11 @@ def declare_relinked_module(env, module, program, target: str, options, assemble
     resolved = resolved[0]
     folder, model = program[0].dir, Path(str(module)).stem
     short = {} if env["VERBOSE"] else SHORT_COMSTRS
-    wrapped = {s.key: replacements[s.key] for s in subs if s.mode == "wrapped"}
     if unlinked is not None:
         made, model_source = unlinked
         return _declare_relink(env, module, folder, made[0], model_source, options, subs,
                                replacements, objects, resolved, substitutions, True, short)
+    wrapped = {s.key: replacements[s.key] for s in subs if s.mode == "wrapped"}
     unlinked_program = env.IreeAssembledProgram(
         folder.Dir("unlinked").File(f"{model}.mlir"),
         [program, options, spec_value(env, {

@@ -175,8 +175,9 @@ if any(a.endswith('substitutions.flags') for a in sys.argv) and \\
 def test_a_compile_from_the_model_that_fails_names_the_executable(tmp_path, monkeypatch):
     """IREE's errors in a compile from the model point into the model; the line names the
     executable where IREE's own program fails (a fake iree-compile fails main_dispatch_0's
-    codegen), as a compile from the front end's program does, and nothing is left built."""
-    project = Project(tmp_path / "repo")
+    codegen), as a compile from the front end's program does, and nothing is left built; in a
+    checkout whose path holds code, none of it runs."""
+    project = Project(tmp_path / PAYLOAD / "repo")
     mlp_with_kernel(project)
     fake_iree_compile(tmp_path, monkeypatch, """\
 def fail(where):
@@ -194,6 +195,7 @@ if '--compile-from=executable-sources' in sys.argv and '.tmp-explain-' in sys.ar
     assert "failed to distribute" in project.read("build/llvm-cpu/mlp/compile-errors.log")
     assert not (project.root / MODULE).exists()
     assert not list((project.root / "build").rglob(".tmp-*"))
+    assert not list(tmp_path.rglob(PWNED))
 
 
 def test_an_option_value_iree_compile_rejects_is_named_at_its_manifest_line(project):
