@@ -105,8 +105,8 @@ def declare_module_from_program(env, module, program, target: str, options, subs
                                 unlinked=None) -> list:
     """``replacements``: substitution key -> the node of the MLIR file that replaces its executable.
     ``objects``: substitution key -> the object an object-mode substitution puts in (RELINK).
-    ``unlinked``: RELINK's unlinked module compiled from the model, and the model, where the
-    project declared one (``IreeUnlinkedFromModel``).
+    ``unlinked``: what of RELINK's unlinked module compiled from the model the project declared
+    (``IreeUnlinkedFromModel``), if it did.
 
     ``resolved``: the resolution step's output (``IreeResolve``), which says
     which executable each key landed on; needed where there are substitutions.

@@ -279,12 +279,12 @@ def _declare_module(env, project, model, where, build) -> DeclaredModule:
                                             [model.source, options])
     subs = tuple(project.substitutions_for(model.name, where.target.name))
     module_file = build.Dir(where.folder).File(f"{model.name}.vmfb")
-    # Relinked: the unlinked module and the executables from one compile of the model.
+    # Relinked: the executables from a compile of the model (on llvm-cpu, the unlinked one).
     model_node = executables[0].sources[0]
     unlinked = env.IreeUnlinkedFromModel(module_file, here, model_node, options,
                                          where.target.name, subs)
     # The steps that read only executables read them without the weights.
-    ops = [unlinked[1]] if unlinked else \
+    ops = [unlinked.ops] if unlinked else \
         env.IreeExecutableOps(here.File(EXECUTABLE_OPS), executables) if subs else []
     # Selectors land on executables only once the front end has run: see IreeResolve.
     resolved = env.IreeResolve(here.File("resolved.json"), [
@@ -299,10 +299,12 @@ def _declare_module(env, project, model, where, build) -> DeclaredModule:
     objects = {s.key: kernels[s.key].kernel for s in subs if s.mode == "object"}
     module = env.IreeModuleFromProgram(module_file, executables, where.target.name, options,
                                        flag_file, subs, replacements, resolved, objects,
-                                       unlinked and (unlinked, model_node))
-    from_model = [module[0]] if module[0].sources[0] is model_node else []
+                                       unlinked)
+    # What the front end runs in: its own step, the executables' dumps, a compile of the model.
+    from_model = [node for node in (module[0], module[0].sources[0])
+                  if node.sources and node.sources[0] is model_node]
     _depend_on_option_files(env, model.options.get(where.target.name, ()),
-                            [executables, *(unlinked or []), *from_model], module)
+                            [executables, *ops, *from_model], module)
     return DeclaredModule(model, where, here, options[0], executables[0], subs,
                           resolved[0] if resolved else None, kernels, flag_file, record,
                           module[0], tuple(sorted(set(filter(None, missing.values())))))

@@ -2,10 +2,10 @@
 
 Methods:
   env.IreeUnlinkedFromModel(module, folder, model, options, target, subs)
-      where the module is relinked, on llvm-cpu, with MLIR source kernels only
-      and no codegen cache (``from_model``), declares the model's unlinked module compiled from the model itself in
-      one iree-compile run, and its executables alone (``executables.ops.mlir``)
-      from that run's dumps of their sources; returns [unlinked, ops], else None.
+      where the module is relinked and the codegen cache is off for its target
+      (``from_model``), declares its executables alone (``executables.ops.mlir``)
+      from dumps of their sources made by a compile of the model itself, and on
+      llvm-cpu the unlinked module in the same run; returns a ``FromModel``, else None.
   env.IreeRelinkedModule(module, program, options, spec, subs, replacements, resolved)
       where RELINK applies to the module (``relinkable``), declares ``module``
       as the model's unlinked module with each replaced executable's binary
@@ -14,8 +14,13 @@ Methods:
 Per module, beside ``program`` (the front end's executables.mlir):
   unlinked/<model>.vmfb (``from_model``)
                     the model compiled with ``--iree-hal-link-executables=false``
-                    in one run, its executables' sources dumped on the way: a
-                    plain compile's work, once. Its weights are not written as
+                    in one run: a plain compile's work, once. On llvm-cpu the
+                    run dumps the executables' sources on the way; elsewhere
+                    (the dump moves their locations into the dumps, which GPU
+                    binaries record) a run up to the executable-sources phase
+                    dumps them, and the unlinked compile has each wrapped
+                    kernel's placeholder (unlinked/<key>.placeholder.mlir)
+                    substituted for its executable. Its weights are not written as
                     text, read again and hashed in between, and the front end's
                     program is made only for the steps that read it (dump,
                     check, hotspots, microbenchmarks).
@@ -55,8 +60,10 @@ Variables: RELINK.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import SCons.Action
@@ -79,10 +86,20 @@ CPU_TARGETS = ("llvm-cpu",)     # wrapped kernels there link objects: no placeho
 OBJECT_TARGETS = ("cuda",)
 # Where dumping the executables' sources during a compile leaves its binaries as they are. The
 # dump points each executable's locations at its file, and CUDA's and Vulkan's binaries record
-# that path in their debug information: there the unlinked module is compiled from the program.
+# that path in their debug information: there a run of its own dumps them.
 DUMP_KEEPS_BINARIES = ("llvm-cpu",)
 SHORT_COMSTRS = {"IREE_EXPORTSCOMSTR": "EXPORTS  $TARGET", "IREE_BINARYCOMSTR": "BINARY   $TARGET",
-                 "IREE_RELINKCOMSTR": "RELINK   $TARGET", "IREE_UNLINKEDCOMSTR": "IREE     $TARGET"}
+                 "IREE_RELINKCOMSTR": "RELINK   $TARGET", "IREE_UNLINKEDCOMSTR": "IREE     $TARGET",
+                 "IREE_SOURCESCOMSTR": "SOURCES  $TARGET"}
+
+
+@dataclass(frozen=True)
+class FromModel:
+    """What ``declare_unlinked_from_model`` declared for a module."""
+    model: object           # the model's node
+    ops: object             # executables.ops.mlir, from the dumps
+    unlinked: object        # unlinked/<model>.vmfb of the same run; None: declared with the
+                            # kernels, whose wrappers' placeholders go in (``declare_relinked_module``)
 
 
 def relinkable(env, target: str, subs, replacements: dict, objects: dict) -> bool:
@@ -100,37 +117,66 @@ def relinkable(env, target: str, subs, replacements: dict, objects: dict) -> boo
 
 def from_model(env, target: str, subs) -> bool:
     """Whether a module of ``target`` with substitutions ``subs`` is relinked from an unlinked
-    module compiled from the model itself: RELINK applies (``relinkable``), ``target`` is in
-    DUMP_KEEPS_BINARIES, every kernel is an MLIR source (a wrapper's host code is compiled from
-    the program with a placeholder in it), and the codegen cache is off for ``target`` (its
-    stand-ins go in the program)."""
-    if not env["RELINK"] or not subs or building_as_released() or \
-            target not in DUMP_KEEPS_BINARIES:
+    module compiled from the model itself: RELINK applies (what ``relinkable`` asks of the
+    substitutions, known before their kernels are declared), and the codegen cache is off for
+    ``target`` (its stand-ins go in the program)."""
+    if not env["RELINK"] or not subs or building_as_released():
         return False
     try:
         if target in codegen_cache.cached_targets(env["EXECUTABLE_CACHE"]):
             return False
     except UserError:
         return False                        # the module's declaration says what is wrong
-    return all(not s.objects and s.mode == "source"
-               and (bool(s.passes) or (s.file or "").endswith(".mlir")) for s in subs)
+    return all(not s.objects and (
+        s.mode == "source" and (bool(s.passes) or (s.file or "").endswith(".mlir"))
+        or s.mode == "wrapped" and target not in CPU_TARGETS
+        or s.mode == "object" and target in OBJECT_TARGETS) for s in subs)
 
 
 def declare_unlinked_from_model(env, module, folder, model, options, target: str, subs,
-                                **overrides) -> list | None:
-    """[unlinked/<model>.vmfb, executables.ops.mlir] of ``folder``, both from one iree-compile
-    run of ``model`` with ``options``, where ``from_model``; else None. ``module``: the module
-    the build makes of them, which a failure names."""
+                                **overrides) -> FromModel | None:
+    """executables.ops.mlir of ``folder`` from the dumps of a compile of ``model`` with
+    ``options`` and, on DUMP_KEEPS_BINARIES, unlinked/<model>.vmfb from the same run, where
+    ``from_model``; else None. ``module``: the module the build makes of them, which a failure
+    names."""
     if not from_model(env, target, subs):
         return None
     short = {} if env["VERBOSE"] else SHORT_COMSTRS
-    flags = [str(a) for line in env.subst_list("$IREE_COMPILEFLAGS") for a in line]
-    made = env.IreeUnlinkedFromModelBuilder(
-        [folder.Dir("unlinked").File(f"{Path(str(module)).stem}.vmfb"), folder.File(EXECUTABLE_OPS)],
-        [model, options, spec_value(env, {"flags": flags, "module": module.get_path()})],
-        **short, **overrides)
+    spec = {"flags": _compile_flags(env), "module": module.get_path()}
+    ops = folder.File(EXECUTABLE_OPS)
+    if target in DUMP_KEEPS_BINARIES:
+        made = env.IreeUnlinkedFromModelBuilder(
+            [_unlinked_file(folder, module), ops],
+            [model, options, spec_value(env, {**spec, "dump": True})], **short, **overrides)
+    else:
+        made = env.IreeExecutablesFromModel(ops, [model, options, spec_value(env, spec)],
+                                            **short, **overrides)
     env.Depends(made, tool_version(env.subst("$IREE_COMPILE"), timeouts=timeouts(env)))
-    return made
+    return FromModel(model, made[-1], made[0] if len(made) > 1 else None)
+
+
+def _declare_unlinked_with_placeholders(env, module, folder, model, options, subs,
+                                        replacements: dict, resolved, short: dict):
+    """unlinked/<model>.vmfb compiled from ``model`` with each wrapped kernel's placeholder
+    (unlinked/<key>.placeholder.mlir, written by the same step) substituted for its executable."""
+    wrapped = sorted(s.key for s in subs if s.mode == "wrapped")
+    unlinked = folder.Dir("unlinked")
+    made = env.IreeUnlinkedFromModelBuilder(
+        [_unlinked_file(folder, module),
+         *(unlinked.File(f"{file_name(key)}.placeholder.mlir") for key in wrapped)],
+        [model, options, spec_value(env, {"flags": _compile_flags(env),
+                                          "module": module.get_path(), "placeholders": wrapped}),
+         *([resolved] if wrapped else []), *(replacements[key] for key in wrapped)], **short)
+    env.Depends(made, tool_version(env.subst("$IREE_COMPILE"), timeouts=timeouts(env)))
+    return made[0]
+
+
+def _unlinked_file(folder, module):
+    return folder.Dir("unlinked").File(f"{Path(str(module)).stem}.vmfb")
+
+
+def _compile_flags(env) -> list[str]:
+    return [str(a) for line in env.subst_list("$IREE_COMPILEFLAGS") for a in line]
 
 
 def declare_relinked_module(env, module, program, target: str, options, assembled_spec: dict,
@@ -139,8 +185,8 @@ def declare_relinked_module(env, module, program, target: str, options, assemble
     """``module`` made from the unlinked module of ``program`` and the kernels ``replacements``
     (substitution key -> MLIR node: a kernel, or a wrapper) and ``objects`` (key -> the object
     of an object-mode substitution); ``resolved``: the resolution's resolved.json node;
-    ``substitutions``: what checks them, built first; ``unlinked``: what
-    ``declare_unlinked_from_model`` declared, if it did, and the model it compiled from;
+    ``substitutions``: what checks them, built first; ``unlinked``: the ``FromModel``
+    ``declare_unlinked_from_model`` declared, if it did;
     ``overrides``: ASSEMBLE's variables. None where RELINK does not apply (``relinkable``)."""
     if not resolved or not relinkable(env, target, subs, replacements, objects):
         return None
@@ -148,8 +194,9 @@ def declare_relinked_module(env, module, program, target: str, options, assemble
     folder, model = program[0].dir, Path(str(module)).stem
     short = {} if env["VERBOSE"] else SHORT_COMSTRS
     if unlinked is not None:
-        made, model_source = unlinked
-        return _declare_relink(env, module, folder, made[0], model_source, options, subs,
+        made = unlinked.unlinked or _declare_unlinked_with_placeholders(
+            env, module, folder, unlinked.model, options, subs, replacements, resolved, short)
+        return _declare_relink(env, module, folder, made, unlinked.model, options, subs,
                                replacements, objects, resolved, substitutions, True, short)
     wrapped = {s.key: replacements[s.key] for s in subs if s.mode == "wrapped"}
     unlinked_program = env.IreeAssembledProgram(
@@ -174,7 +221,7 @@ def _declare_relink(env, module, folder, unlinked, program, options, subs, repla
     that does not fit is compiled into the module from (the model where ``from_model_``, else
     the unlinked program)."""
     ops = folder.File(EXECUTABLE_OPS)
-    flags = [str(a) for line in env.subst_list("$IREE_COMPILEFLAGS") for a in line]
+    flags = _compile_flags(env)
     kernels = []
     modes = {s.key: s.mode for s in subs}
     relinking = folder.Dir("relink")
@@ -199,24 +246,64 @@ def compile_unlinked(target, source, env):
     output = reserve_beside(module)
     flags = [f"@{options}", *spec["flags"], relink.UNLINKED]
     try:
-        with tempfile.TemporaryDirectory(prefix=".tmp-sources-", dir=Path(module).parent) as dumps:
-            _run_compile(env, [str(model), *flags, f"--iree-hal-dump-executable-sources-to={dumps}",
+        if spec.get("dump"):
+            with tempfile.TemporaryDirectory(prefix=".tmp-sources-", dir=Path(module).parent) as dumps:
+                _run_compile(env, [str(model), *flags, f"--iree-hal-dump-executable-sources-to={dumps}",
+                                   "-o", output], [model, options], spec["module"])
+                ops = _executables_dumped(env, [model, options], flags, Path(dumps), spec["module"])
+            write_atomically(target[1].abspath, ops)
+        else:
+            _run_compile(env, [str(model), *flags, *_placeholders(spec, source[3:], target[1:]),
                                "-o", output], [model, options], spec["module"])
-            try:
-                ops = executables_from_dumps(
-                    {p.name: p.read_text(encoding="utf-8") for p in sorted(Path(dumps).iterdir())},
-                    lambda keys: resource_lines(_text(model), keys))
-            except NotSplittable:
-                # Dumps this does not read (or resources the model does not hold as printed):
-                # the executables as the front end's program has them.
-                program = Path(dumps) / "executables.mlir"
-                _run_compile(env, [str(model), *flags, "--compile-to=executable-sources", "-o",
-                                   str(program)], [model, options], spec["module"])
-                ops = executables_only(program.read_text(encoding="utf-8"))
-        write_atomically(target[1].abspath, ops)
         put_in_place(output, module)
     finally:
         remove_quietly(output)
+
+
+def _placeholders(spec: dict, source, target) -> list[str]:
+    """Write each wrapped kernel's placeholder (``source``: resolved.json, then the wrappers) to
+    ``target``; the flags substituting them for their executables."""
+    if not spec["placeholders"]:
+        return []
+    landed = selection.loads(source[0].get_text_contents())
+    flags = []
+    for key, wrapper, placeholder in zip(spec["placeholders"], source[1:], target):
+        write_atomically(placeholder.abspath, relink.placeholder(wrapper.get_text_contents()))
+        flags.append(f"--iree-hal-substitute-executable-source="
+                     f"{landed[key].executable}={placeholder.get_path()}")
+    return flags
+
+
+@reporting_user_errors
+def dump_executables(target, source, env):
+    """executables.ops.mlir from the dumps of a compile of the model up to its executables'
+    sources; the program it stops at is thrown away, written as bytecode (its weights copied)."""
+    model, options, spec = source[0], source[1], read_spec(source[2])
+    flags = [f"@{options}", *spec["flags"]]
+    with tempfile.TemporaryDirectory(prefix=".tmp-sources-", dir=target[0].dir.abspath) as dumps:
+        _run_compile(env, [str(model), *flags, "--compile-to=executable-sources",
+                           f"--iree-hal-dump-executable-sources-to={dumps}",
+                           "--emit-mlir-bytecode", "-o", os.devnull],
+                     [model, options], spec["module"])
+        ops = _executables_dumped(env, [model, options], flags, Path(dumps), spec["module"])
+    write_atomically(target[0].abspath, ops)
+
+
+def _executables_dumped(env, sources: list, flags: list[str], dumps: Path, module: str) -> str:
+    """The executables alone, as the front end's program has them, from the dumps in ``dumps``
+    of a compile of ``sources`` (the model, its options) with ``flags``."""
+    model = sources[0]
+    try:
+        return executables_from_dumps(
+            {p.name: p.read_text(encoding="utf-8") for p in sorted(dumps.iterdir())},
+            lambda keys: resource_lines(_text(model), keys))
+    except NotSplittable:
+        # Dumps this does not read (or resources the model does not hold as printed): the
+        # executables of the front end's program.
+        program = dumps / "executables.mlir"
+        _run_compile(env, [str(model), *flags, "--compile-to=executable-sources", "-o",
+                           str(program)], sources, module)
+        return executables_only(program.read_text(encoding="utf-8"))
 
 
 def _text(node) -> str:
@@ -360,10 +447,13 @@ def generate(env):
         IREE_EXPORTSCOMSTR="Translating the executable a kernel replaces alone: $TARGET",
         IREE_BINARYCOMSTR="Compiling $SOURCE alone: $TARGET",
         IREE_RELINKCOMSTR="Relinking $TARGET",
-        IREE_UNLINKEDCOMSTR="Compiling the model unlinked, its executables dumped: $TARGET",
+        IREE_UNLINKEDCOMSTR="Compiling the model unlinked: $TARGET",
+        IREE_SOURCESCOMSTR="Dumping the executables of the model: $TARGET",
     )
     env["BUILDERS"]["IreeUnlinkedFromModelBuilder"] = SCons.Builder.Builder(
         action=SCons.Action.Action(compile_unlinked, "$IREE_UNLINKEDCOMSTR"))
+    env["BUILDERS"]["IreeExecutablesFromModel"] = SCons.Builder.Builder(
+        action=SCons.Action.Action(dump_executables, "$IREE_SOURCESCOMSTR"))
     env["BUILDERS"]["IreeRelinkExports"] = SCons.Builder.Builder(
         action=SCons.Action.Action(translate_executable, "$IREE_EXPORTSCOMSTR"))
     env["BUILDERS"]["IreeRelinkKernel"] = SCons.Builder.Builder(

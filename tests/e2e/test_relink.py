@@ -98,7 +98,16 @@ GPU_TARGETS = ["vulkan"] + (["cuda"] if toolchains.nvcc() else [])
 def test_a_wrapped_gpu_kernel_edit_relinks_without_compiling_the_model(project, tmp_path):
     saxpy_wrapped(project, GPU_TARGETS)
     targets = f"IREE_TARGETS={','.join(GPU_TARGETS)}"
-    project.scons("RELINK=yes", targets, "-j2")
+    clean = project.scons("RELINK=yes", targets, "EXECUTABLE_CACHE=0", "-j2")
+    # From the model: its executables dumped, the unlinked module with the placeholders in.
+    assert clean.ran("FRONTEND") == [] and clean.ran("ASSEMBLE") == [], clean.output
+    assert sorted(clean.ran("SOURCES")) == sorted(
+        f"build/{t}/saxpy/executables.ops.mlir" for t in GPU_TARGETS)
+    assert sorted(clean.ran("IREE")) == sorted(
+        f"build/{t}/saxpy/unlinked/saxpy.vmfb" for t in GPU_TARGETS)
+    for target in GPU_TARGETS:
+        placeholder = project.root / f"build/{target}/saxpy/unlinked/main_dispatch_0.placeholder.mlir"
+        assert "dense<[0, 0, 0, 0]>" in placeholder.read_text()
     for target in GPU_TARGETS:
         built = (project.root / f"build/{target}/saxpy.vmfb").read_bytes()
         assert_same_module(built, iree_compiles_own(project, tmp_path / f"{target}.vmfb", target,
@@ -106,14 +115,15 @@ def test_a_wrapped_gpu_kernel_edit_relinks_without_compiling_the_model(project, 
     for target in GPU_TARGETS:
         kernel = project.root / SAXPY_KERNELS[target][0]
         kernel.write_text(kernel.read_text().replace("2.0", "3.0", 1))
-    edit = project.scons("RELINK=yes", targets, "-j2")
+    edit = project.scons("RELINK=yes", targets, "EXECUTABLE_CACHE=0", "-j2")
     assert sorted(edit.ran("RELINK")) == sorted(f"build/{t}/saxpy.vmfb" for t in GPU_TARGETS)
-    assert not {"FRONTEND", "ASSEMBLE", "IREE"} & {s.step for s in edit.steps}, edit.output
+    assert not {"FRONTEND", "SOURCES", "ASSEMBLE", "IREE"} & {s.step for s in edit.steps}, \
+        edit.output
     for target in GPU_TARGETS:
         built = project.root / f"build/{target}/saxpy.vmfb"
         assert_same_module(built.read_bytes(), iree_compiles_own(
             project, tmp_path / f"{target}.vmfb", target, "saxpy"))
-    assert project.scons("RELINK=yes", targets, "--question").returncode == 0
+    assert project.scons("RELINK=yes", targets, "EXECUTABLE_CACHE=0", "--question").returncode == 0
     if "vulkan" not in runtime.available_drivers(toolchains.iree_tool("iree-run-module")):
         pytest.skip("no Vulkan device here to run the relinked module")
     out = run_module(project.root / "build/vulkan/saxpy.vmfb", "vulkan", "main",
@@ -122,21 +132,26 @@ def test_a_wrapped_gpu_kernel_edit_relinks_without_compiling_the_model(project, 
 
 
 @pytest.mark.skipif(not toolchains.nvcc(), reason="needs nvcc")
-def test_an_object_kernel_on_cuda_relinks_with_iree_s_launch_shape(project, tmp_path):
+@pytest.mark.parametrize("cache", ["cuda", "0"])
+def test_an_object_kernel_on_cuda_relinks_with_iree_s_launch_shape(project, tmp_path, cache):
     saxpy_object_on_cuda(project)
-    project.scons("RELINK=yes", "IREE_TARGETS=cuda")
+    clean = project.scons("RELINK=yes", "IREE_TARGETS=cuda", f"EXECUTABLE_CACHE={cache}")
+    # Without the codegen cache, from the model: its front end's program is not made.
+    assert bool(clean.ran("FRONTEND")) == (cache == "cuda"), clean.output
     module = project.root / "build/cuda/saxpy.vmfb"
     reference = tmp_path / "own.vmfb"
     assert_same_module(module.read_bytes(), iree_compiles_own(project, reference, "cuda", "saxpy"),
                        debug_lines=True)
     kernel = project.root / SAXPY_OBJECT
     kernel.write_text(kernel.read_text().replace("2.0f", "3.0f"))
-    edit = project.scons("RELINK=yes", "IREE_TARGETS=cuda")
+    edit = project.scons("RELINK=yes", "IREE_TARGETS=cuda", f"EXECUTABLE_CACHE={cache}")
     assert edit.ran("RELINK") == ["build/cuda/saxpy.vmfb"]
-    assert not {"FRONTEND", "ASSEMBLE", "IREE"} & {s.step for s in edit.steps}, edit.output
+    assert not {"FRONTEND", "SOURCES", "ASSEMBLE", "IREE"} & {s.step for s in edit.steps}, \
+        edit.output
     assert_same_module(module.read_bytes(), iree_compiles_own(project, reference, "cuda", "saxpy"),
                        debug_lines=True)
-    assert project.scons("RELINK=yes", "IREE_TARGETS=cuda", "--question").returncode == 0
+    assert project.scons("RELINK=yes", "IREE_TARGETS=cuda", f"EXECUTABLE_CACHE={cache}",
+                         "--question").returncode == 0
 
 
 def test_a_c_kernel_on_llvm_cpu_is_compiled_into_the_module_as_without_relink(project):
