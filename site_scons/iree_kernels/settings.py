@@ -21,7 +21,7 @@ from .targets import PTX_ISA_VERSION, TARGETS
 
 ON_A_TERMINAL = "on a terminal"     # a boolean's default: yes where the output is a terminal
 # Where the codegen cache is on unless EXECUTABLE_CACHE says otherwise.
-EXECUTABLE_CACHE_TARGETS: tuple[str, ...] = ("cuda",)
+EXECUTABLE_CACHE_TARGETS: tuple[str, ...] = ()
 _CODEGEN_FOLDER = "$BUILD_DIR/codegen-cache"
 _PTX_ISA = PTX_ISA_VERSION
 _PATH, _ESCAPED = "refused in a path", "escaped"
