@@ -113,30 +113,42 @@ workgroup_count = ["ceildiv(16 * 3025, 256)"]
 
 
 @pytest.mark.skipif(toolchains.nvcc() is None, reason="needs nvcc")
-def test_a_wrapped_kernel_stands_in_for_an_executable_iree_cannot_compile(project):
-    """IREE 3.13's CUDA codegen fails on conv1x1's convolution; the error names it, the kernel replaces it."""
+@pytest.mark.parametrize("cache", ["0", "cuda"])
+def test_a_wrapped_kernel_stands_in_for_an_executable_iree_cannot_compile(project, cache):
+    """IREE 3.13's CUDA codegen fails on conv1x1's convolution; the error names it, the kernel
+    replaces it. Without the codegen cache (the default) the module is compiled from the model;
+    with it, the misses in the cache."""
     project.copy(REPO / "models/conv1x1.onnx", "models/conv1x1.onnx")
     project.copy(REPO / "kernels/cuda/conv1x1_relu.cu", "kernels/conv1x1_relu.cu")
     project.write("kernels/m.toml", CONV_MANIFEST)
-    failed = project.scons(expect_ok=False)
+    variables = [f"EXECUTABLE_CACHE={cache}"]
+    failed = project.scons(*variables, expect_ok=False)
     assert failed.returncode == 2 and "Traceback" not in failed.output
     error = next(line for line in failed.output.splitlines() if line.startswith("scons: ***"))
+    step, log = ("conv1x1.vmfb", "compile-errors.log") if cache == "0" else \
+        ("conv1x1/module/conv1x1.mlir", "codegen-errors.log")
     assert error == (
-        "scons: *** [build/cuda/conv1x1/module/conv1x1.mlir] IREE's cuda codegen fails for 1 "
+        f"scons: *** [build/cuda/{step}] IREE's cuda codegen fails for 1 "
         "executable(s) of model 'conv1x1': conv1x1$async_dispatch_0 (export "
         "conv1x1$async_dispatch_0_reduction_16x3025x64_f32, 2 bindings [0:ro, 1:rw], 0 push "
         "constants): 'func.func' op failed to distribute. A wrapped kernel (mode = \"wrapped\") "
         "replaces an executable without IREE compiling it. IREE's errors: "
-        "build/cuda/conv1x1/codegen-errors.log")
-    assert "failed to distribute" in project.read("build/cuda/conv1x1/codegen-errors.log")
-    assert project.scons("--question", expect_ok=False).returncode != 0
+        f"build/cuda/conv1x1/{log}")
+    assert "failed to distribute" in project.read(f"build/cuda/conv1x1/{log}")
+    assert project.scons(*variables, "--question", expect_ok=False).returncode != 0
     project.write("kernels/m.toml", CONV_MANIFEST + WRAPPED)
-    built = project.scons()
+    built = project.scons(*variables)
     # Relinked: the unlinked module has a placeholder where the wrapper's binary goes.
     assert built.made_modules() == ["build/cuda/conv1x1.vmfb"]
     assert built.ran("RELINK") == ["build/cuda/conv1x1.vmfb"]
     assert built.ran("FRONTEND") == []                 # the model did not change
-    # Nothing is left for IREE to translate: its compile resumes after translation.
-    assert project.read("build/cuda/conv1x1/unlinked/conv1x1.flags") == \
-        "--compile-from=executable-targets\n"
-    assert project.scons("--question", expect_ok=False).returncode == 0
+    if cache == "0":
+        # From the model, the placeholder substituted by a flag.
+        placeholders = list((project.root / "build/cuda/conv1x1/unlinked").glob(
+            "*.placeholder.mlir"))
+        assert len(placeholders) == 1 and "dense<[0, 0, 0, 0]>" in placeholders[0].read_text()
+    else:
+        # Nothing is left for IREE to translate: its compile resumes after translation.
+        assert project.read("build/cuda/conv1x1/unlinked/conv1x1.flags") == \
+            "--compile-from=executable-targets\n"
+    assert project.scons(*variables, "--question", expect_ok=False).returncode == 0
