@@ -34,7 +34,7 @@ for blobs in /tmp/tools/models/*.blobs; do
 done
 site=$(python3 -c 'import jinja2, os; print(os.path.dirname(os.path.dirname(jinja2.__file__)))')
 python3 -m venv /tmp/venv
-echo "$site" > "$(echo /tmp/venv/lib/python3*/site-packages)/image.pth"
+printf "%s\n/tmp/site\n" "$site" > "$(echo /tmp/venv/lib/python3*/site-packages)/image.pth"     # the build's own Python runs (the ONNX importer) see the compiler too
 printf '#!/tmp/venv/bin/python\nimport SCons.Script\nSCons.Script.main()\n' > /tmp/venv/bin/scons
 chmod +x /tmp/venv/bin/scons
 export PYTHONPATH=/tmp/site:$PWD/site_scons IREE_KERNELS_BENCH_MODELS=/tmp/tools/models
