@@ -11,11 +11,11 @@ manifests (``manifest``), the SCons step (``site_tools/iree_opt.py``).
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 from . import toolchains
 from .errors import UserError
+from .files import scratch_folder
 from .executables import Executable, read_executables
 from .manifest import Substitution
 
@@ -88,5 +88,5 @@ def derive_in_folder(program: str, flags: list[str], sub: Substitution, source: 
                      original: Executable, dumped: str,
                      timeouts: toolchains.Timeouts | None = None) -> str:
     """``derive`` with a temporary work folder beside ``dumped``."""
-    with tempfile.TemporaryDirectory(dir=os.path.dirname(os.path.abspath(dumped))) as work:
+    with scratch_folder(os.path.dirname(os.path.abspath(dumped)), "derive") as work:
         return derive(program, flags, sub, source, original, dumped, work, timeouts)

@@ -8,13 +8,22 @@ user gives (manifests, expected outputs) are read only if regular files
 """
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import os
+import re
 import secrets
+import shutil
 import stat
+import tempfile
 
 CHUNK = 1 << 20
+
+# What a build writes aside is named .tmp-<its pid>-..., so that what a killed
+# build left can be told from what a running one is writing (remove_leftovers).
+SCRATCH_PREFIX = ".tmp-"
+_SCRATCH = re.compile(r"\.tmp-(\d+)-")
 
 
 class NotRegularFile(OSError):
@@ -165,13 +174,58 @@ def _create_beside(path: str | os.PathLike, mode: int) -> tuple[int, str]:
     directory = os.path.dirname(os.fspath(path)) or "."
     os.makedirs(directory, exist_ok=True)
     while True:
-        temporary = os.path.join(directory, f".tmp-{secrets.token_hex(6)}")
+        temporary = os.path.join(directory, f"{scratch_name()}{secrets.token_hex(6)}")
         try:
             fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
                          | os.O_CLOEXEC, mode)
         except FileExistsError:
             continue
         return fd, temporary
+
+
+def scratch_name(purpose: str = "") -> str:
+    """The start of the name of something this process writes aside: ``.tmp-<pid>-<purpose>-``."""
+    return f"{SCRATCH_PREFIX}{os.getpid()}-" + (f"{purpose}-" if purpose else "")
+
+
+@contextlib.contextmanager
+def scratch_folder(folder: str | os.PathLike, purpose: str):
+    """A new folder in ``folder``, named for this process (scratch_name), removed on leaving."""
+    with tempfile.TemporaryDirectory(prefix=scratch_name(purpose), dir=folder) as path:
+        yield path
+
+
+def remove_leftovers(folder: str | os.PathLike) -> list[str]:
+    """Remove under ``folder`` what processes no longer running wrote aside; the paths removed.
+
+    A build killed mid-write (SIGKILL, a lost machine) cannot clean up; the
+    next one does. What a running process writes is kept.
+    """
+    removed = []
+    for root, folders, files in os.walk(folder):
+        for name in [*folders, *files]:
+            found = _SCRATCH.match(name)
+            if found and not _running(int(found.group(1))):
+                path = os.path.join(root, name)
+                if name in folders:
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    remove_quietly(path)
+                removed.append(path)
+        folders[:] = [name for name in folders if not _SCRATCH.match(name)]
+    return removed
+
+
+def _running(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def remove_quietly(path: str | os.PathLike) -> None:

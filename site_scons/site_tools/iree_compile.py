@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 from pathlib import Path
 
 import SCons.Action
@@ -41,7 +40,7 @@ from iree_kernels.errors import UserError
 from iree_kernels.manifest import object_paths
 from iree_kernels.program import Program
 from iree_kernels.program_text import NotSplittable, executables_only, open_program
-from iree_kernels.files import write_atomically
+from iree_kernels.files import scratch_folder, write_atomically
 from iree_kernels.scons.escaping import program
 from iree_kernels.scons.kernels import version_emitter
 from iree_kernels.scons.spawn import timeouts, whole_file_command
@@ -116,7 +115,7 @@ def explain_module_failure(target, source, env, output: str) -> str:
         return _explained(module, model, target_name, program, text, failed, output, shown)
     # Compiled from the model: IREE's errors point into the model, not an executable. Where its
     # front end's program fails the same way, that compile names them.
-    with tempfile.TemporaryDirectory(prefix=".tmp-explain-", dir=module.parent) as work:
+    with scratch_folder(module.parent, "explain") as work:
         found = _failures_in_the_program(env, source, Path(work) / f"{Path(program).stem}.mlir")
         if found:
             return _explained(module, model, target_name, *found, output, shown, own=True)

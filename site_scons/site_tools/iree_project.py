@@ -22,7 +22,7 @@ from pathlib import Path
 import SCons.Script
 
 from iree_kernels import option_files, toolchains
-from iree_kernels.files import not_regular
+from iree_kernels.files import not_regular, remove_leftovers
 from iree_kernels.errors import UserError
 from iree_kernels.manifest import closest, load_project
 from iree_kernels.scaffold import LANGUAGES, TARGET_LANGUAGES
@@ -268,6 +268,8 @@ def _lock(env, build) -> None:
     if looking and not build.exists():
         return
     lock_build_folder(build.abspath, toolchains.seconds(env["LOCK_WAIT"]) or 0)
+    if not looking:
+        remove_leftovers(build.abspath)
 
 
 def _declare_module(env, project, model, where, build) -> DeclaredModule:

@@ -62,7 +62,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,7 +70,7 @@ import SCons.Builder
 
 from iree_kernels import codegen_cache, relink, selection, toolchains
 from iree_kernels.errors import UserError
-from iree_kernels.files import remove_quietly, reserve_beside, put_in_place, write_atomically
+from iree_kernels.files import put_in_place, remove_quietly, reserve_beside, scratch_folder, write_atomically
 from iree_kernels.program_text import (NotSplittable, executable_alone, executables_from_dumps,
                                        executables_only, open_program, resource_lines)
 from iree_kernels.scons.kernels import tool_version
@@ -247,7 +246,7 @@ def compile_unlinked(target, source, env):
     flags = [f"@{options}", *spec["flags"], relink.UNLINKED]
     try:
         if spec.get("dump"):
-            with tempfile.TemporaryDirectory(prefix=".tmp-sources-", dir=Path(module).parent) as dumps:
+            with scratch_folder(Path(module).parent, "sources") as dumps:
                 _run_compile(env, [str(model), *flags, f"--iree-hal-dump-executable-sources-to={dumps}",
                                    "-o", output], [model, options], spec["module"])
                 ops = _executables_dumped(env, [model, options], flags, Path(dumps), spec["module"])
@@ -280,7 +279,7 @@ def dump_executables(target, source, env):
     sources; the program it stops at is thrown away, written as bytecode (its weights copied)."""
     model, options, spec = source[0], source[1], read_spec(source[2])
     flags = [f"@{options}", *spec["flags"]]
-    with tempfile.TemporaryDirectory(prefix=".tmp-sources-", dir=target[0].dir.abspath) as dumps:
+    with scratch_folder(target[0].dir.abspath, "sources") as dumps:
         _run_compile(env, [str(model), *flags, "--compile-to=executable-sources",
                            f"--iree-hal-dump-executable-sources-to={dumps}",
                            "--emit-mlir-bytecode", "-o", os.devnull],
@@ -427,7 +426,7 @@ def _compile_spliced(env, spliced: list[dict], unlinked_program, module, flags: 
             program.replace(r["executable"], Path(r["kernel"]).read_text(encoding="utf-8"),
                             r["kernel"])
         assembled = program.text()
-    with tempfile.TemporaryDirectory(prefix=".tmp-relink-", dir=module.dir.abspath) as work:
+    with scratch_folder(module.dir.abspath, "relink") as work:
         written = Path(work) / unlinked_program.name    # iree-compile names what it makes after it
         written.write_text(assembled + "\n", encoding="utf-8")
         _run_compile(env, [str(written), *flags, "--compile-from=executable-sources", "-o", output],

@@ -21,7 +21,6 @@ changes. Variables: IREE_COMPILE, IREE_RUN_MODULE, IREE_RUN_DEVICE.
 from __future__ import annotations
 
 import json
-import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
@@ -30,7 +29,7 @@ import SCons.Builder
 
 from iree_kernels import benchmarks, expected_outputs, runtime, selection, toolchains
 from iree_kernels.errors import UserError
-from iree_kernels.files import write_atomically
+from iree_kernels.files import scratch_folder, write_atomically
 from iree_kernels.scons.escaping import escape
 from iree_kernels.scons.module import (DeclaredModule, case_files, expected_cases, file_name,
                                        skipped)
@@ -47,7 +46,7 @@ def write_harnesses(target, source, env):
     expected = source[3].get_path() if len(source) > 3 else None
     out = Path(target[0].abspath)
     out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=out.parent, prefix=".benchmarks-") as work:
+    with scratch_folder(out.parent, "benchmarks") as work:
         dumped = benchmarks.dump_benchmarks_of(
             env.subst("$IREE_COMPILE"), Path(program), options, Path(work), names,
             expected_outputs.case_shapes(expected, env["IREE_RUN_TARGET"]), timeouts(env))
@@ -83,7 +82,7 @@ def _compile_both(env, harness: str, options: str, flags: list[str], iree_module
                   kernel_module: str, executable: str) -> str:
     """Compile the harness plain and with the substitution; why IREE's cannot be, or ''."""
     iree_compile = env.subst("$IREE_COMPILE")
-    with tempfile.TemporaryDirectory(dir=Path(iree_module).parent, prefix=".harness-") as work:
+    with scratch_folder(Path(iree_module).parent, "harness") as work:
         source = Path(work) / "harness.mlir"
         source.write_text(harness)
         try:
@@ -108,8 +107,7 @@ def run_verification(target, source, env):
     if plan.note:
         summary = f"verify: skipped {verification.describe(plan)}: {plan.note}\n"
     else:
-        with tempfile.TemporaryDirectory(dir=Path(target[0].abspath).parent,
-                                         prefix=".verify-") as work:
+        with scratch_folder(Path(target[0].abspath).parent, "verify") as work:
             wrong = verification.run(plan, env.subst("$IREE_RUN_MODULE"), env["IREE_RUN_DEVICE"],
                                      Path(work), timeouts(env))
         if wrong:

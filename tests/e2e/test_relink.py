@@ -199,7 +199,7 @@ def fail(where):
     sys.exit(print(f"{where}: error: 'func.func' op failed to distribute", file=sys.stderr) or 1)
 if any(a.startswith('--iree-hal-dump-executable-sources-to=') for a in sys.argv):
     fail('models/mlp.mlir:5:3')
-if '--compile-from=executable-sources' in sys.argv and '.tmp-explain-' in sys.argv[1]:
+if '--compile-from=executable-sources' in sys.argv and '-explain-' in sys.argv[1]:
     lines = open(sys.argv[1]).read().split('\\n')
     at = lines.index('  hal.executable private @main_dispatch_0 {') + 3
     fail(f'{sys.argv[1]}:{at}:7')""")

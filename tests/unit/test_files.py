@@ -9,6 +9,9 @@ import hashlib
 import os
 import socket
 import stat
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -97,3 +100,24 @@ def test_a_link_across_file_systems_is_a_copy(tmp_path, monkeypatch):
     monkeypatch.setattr(files.os, "link", lambda *a: (_ for _ in ()).throw(OSError(18, "EXDEV")))
     files.link_atomically(source, copied)
     assert copied.read_text() == "x" and not os.path.samefile(source, copied)
+
+
+def test_what_a_dead_process_wrote_aside_is_removed_and_a_running_ones_kept(tmp_path):
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale_folder = tmp_path / "cuda/m" / f".tmp-{dead.pid}-sources-x1"
+    (stale_folder / "deep").mkdir(parents=True)
+    (stale_folder / "deep/module_main_dispatch_0.mlir").write_text("dumped")
+    stale_file = tmp_path / f".tmp-{dead.pid}-m.vmfb"
+    stale_file.write_text("half")
+    with files.scratch_folder(tmp_path / "cuda/m", "relink") as mine:
+        (Path(mine) / "kept.mlir").write_text("in use")
+        kept = {tmp_path / "cuda/m/.tmp-sources-not-a-pid", tmp_path / "m.vmfb"}
+        for path in kept:
+            path.write_text("not written aside")
+        removed = files.remove_leftovers(tmp_path)
+        assert sorted(removed) == sorted(map(str, (stale_folder, stale_file)))
+        assert not stale_folder.exists() and not stale_file.exists()
+        assert (Path(mine) / "kept.mlir").exists() and all(p.exists() for p in kept)
+        assert Path(mine).name.startswith(f".tmp-{os.getpid()}-relink-")
+    assert not Path(mine).exists()

@@ -17,8 +17,8 @@ import SCons.Action
 import SCons.Errors
 
 from iree_kernels import toolchains
+from iree_kernels.files import SCRATCH_PREFIX, scratch_name
 
-PARTIAL_PREFIX = ".tmp-"          # as iree_kernels.files names what it writes aside
 
 
 class WholeFileCommand(SCons.Action.LazyAction):
@@ -46,7 +46,7 @@ class WholeFileCommand(SCons.Action.LazyAction):
             target, source = executor.get_all_targets(), executor.get_all_sources()
         for node in target:
             _remove_partials(node)
-        partial = [_Aside(node, f"{PARTIAL_PREFIX}{os.getpid()}-{node.name}") for node in target]
+        partial = [_Aside(node, f"{scratch_name()}{node.name}") for node in target]
         variable = self.timeout_variable
         explain = self.explain and functools.partial(self.explain, target, source, env)
         given = env.get("SPAWN")
@@ -108,7 +108,7 @@ def whole_file_command(variable: str, comstr: str, timeout: str = "",
 def _remove_partials(node) -> None:
     """Remove what any build's WholeFileCommand wrote for ``node`` and did not move in place."""
     folder = node.dir.get_abspath()
-    written = re.compile(rf"{re.escape(PARTIAL_PREFIX)}\d+-{re.escape(node.name)}")
+    written = re.compile(rf"{re.escape(SCRATCH_PREFIX)}\d+-{re.escape(node.name)}")
     for name in os.listdir(folder) if os.path.isdir(folder) else ():
         if written.fullmatch(name):
             try:
