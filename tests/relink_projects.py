@@ -13,12 +13,17 @@ SAXPY_KERNELS = {"vulkan": ("kernels/vulkan/saxpy_128.glsl", 128),
                  "cuda": ("kernels/cuda/saxpy_256.cu", 256)}
 
 
-def iree_compiles_own(project, out, target: str = "llvm-cpu", model: str = "mlp") -> bytes:
-    """iree-compile of the model itself, its own substitution flags, executables unlinked."""
+def iree_compiles_own(project, out, target: str = "llvm-cpu", model: str = "mlp",
+                      by_name: bool = False) -> bytes:
+    """iree-compile of the model itself, its own substitution flags, executables unlinked; from
+    standard input, or ``by_name`` as the build names it (GPU binaries record the file's name in
+    their debug information)."""
     here = project.root / f"build/{target}/{model}"
-    with open(project.root / f"models/{model}.mlir", "rb") as model:
-        subprocess.run([toolchains.iree_compile(), "-", f"@{here}/options.flags",
-                        f"@{here}/substitutions.flags", relink.UNLINKED, "-o", str(out)],
+    source = f"models/{model}.mlir"
+    with open(project.root / source, "rb") as model:
+        subprocess.run([toolchains.iree_compile(), source if by_name else "-",
+                        f"@{here}/options.flags", f"@{here}/substitutions.flags", relink.UNLINKED,
+                        "-o", str(out)],
                        stdin=model, cwd=project.root, check=True, capture_output=True)
     return out.read_bytes()
 

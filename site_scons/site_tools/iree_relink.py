@@ -48,10 +48,10 @@ Per module, beside ``program`` (the front end's executables.mlir):
 
 Relinked: MLIR kernels substituted as sources (edited dumps, derived, from a
 folder) linking no objects, wrapped kernels on GPU targets (CUDA, Triton,
-GLSL, HIP), and object-mode kernels on CUDA. The unlinked module is compiled with each wrapper's objects
-replaced by four embedded bytes (``relink.placeholder``): its host code is the
-wrapper's, its binary is replaced. A module with any other substitution
-(object mode on Vulkan and llvm-cpu, C kernels on llvm-cpu, which link) is compiled as
+GLSL, HIP), and object-mode kernels on CUDA and Vulkan. The unlinked module is compiled with
+each wrapper's objects replaced by four embedded bytes (``relink.placeholder``): its host code
+is the wrapper's, its binary is replaced. A module with any other substitution
+(object mode on llvm-cpu, C kernels on llvm-cpu, which link) is compiled as
 ``iree_program`` compiles it, and so is every module of ``scons release``,
 whose modules are linked, as a plain iree-compile's are.
 
@@ -81,8 +81,8 @@ from iree_kernels.scons.spawn import option_origin, timeouts
 
 CPU_TARGETS = ("llvm-cpu",)     # wrapped kernels there link objects: no placeholder stands in
 # Where an object-mode kernel's binary is IREE's translation of the executable with the object in
-# place of its code. Not Vulkan: an external variant there loses the export's subgroup size.
-OBJECT_TARGETS = ("cuda",)
+# place of its code.
+OBJECT_TARGETS = ("cuda", "vulkan")
 # Where dumping the executables' sources during a compile leaves its binaries as they are. The
 # dump points each executable's locations at its file, and CUDA's and Vulkan's binaries record
 # that path in their debug information: there a run of its own dumps them.
@@ -104,7 +104,7 @@ class FromModel:
 def relinkable(env, target: str, subs, replacements: dict, objects: dict) -> bool:
     """Whether RELINK applies to a module of ``target`` with substitutions ``subs``: each an MLIR
     kernel substituted as a source and linking no objects, a wrapped kernel on a GPU target, or
-    an object on CUDA; and neither 'release' nor 'verify-release' was asked for."""
+    an object on CUDA or Vulkan; and neither 'release' nor 'verify-release' was asked for."""
     if not env["RELINK"] or not subs or building_as_released():
         return False
     return all(not s.objects and (
