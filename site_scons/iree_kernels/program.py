@@ -324,9 +324,12 @@ class EmbeddedObject:
     name: str
     data: bytes
 
+    def text(self) -> str:
+        return (f'#hal.executable.object<{{path = "{self.name}", data = '
+                f'dense<"0x{self.data.hex().upper()}"> : vector<{len(self.data)}xi8>}}>')
+
     def attribute_text(self) -> str:
-        return (f'[#hal.executable.object<{{path = "{self.name}", data = '
-                f'dense<"0x{self.data.hex().upper()}"> : vector<{len(self.data)}xi8>}}>]')
+        return f"[{self.text()}]"
 
 
 def _link(ir, executable, linked: EmbeddedObject, context, source: str) -> None:

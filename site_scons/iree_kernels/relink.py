@@ -36,6 +36,9 @@ _VARIANT_RE = re.compile(r"^ *hal\.executable\.variant (?:public |private )?@([A
                          re.M)
 _EXECUTABLE_RE = re.compile(r"^ *hal\.executable (?:public |private )?@", re.M)
 _OBJECT_BY_PATH_RE = re.compile(r'#hal\.executable\.object<\{path = ("(?:[^"\\]|\\.)*")\}>')
+# What object_stand_in links: four bytes that are no splat, and how MLIR prints them.
+_PLACEHOLDER_BYTES = bytes([1, 2, 3, 4])
+_PLACEHOLDER_PRINTED = "dense<[1, 2, 3, 4]> : vector<4xi8>"
 
 
 @dataclass(frozen=True)
@@ -118,23 +121,35 @@ def compile_wrapper(compiler: Compiler, wrapper: Path, binary: Path) -> Compiled
     return CompiledKernel(variant(wrapper.read_text(encoding="utf-8")), "")
 
 
-def compile_object(compiler: Compiler, obj: Path, exports_text: str, executable: str,
-                   binary: Path) -> CompiledKernel:
-    """Compile the executable whose translation without its code is ``exports_text``
-    (``translate_alone``) linking the object ``obj``, into ``binary``: what
-    ``--iree-hal-substitute-executable-object`` makes of it, IREE's own export ops (launch
-    shape) kept. Its host code is the unlinked module's."""
+def object_stand_in(exports_text: str, executable: str, object_name: str) -> str:
+    """The executable whose translation without its code is ``exports_text``
+    (``translate_alone``), public and linking a placeholder object named ``object_name``:
+    what ``compile_object`` puts an object's bytes in, without parsing MLIR."""
     with Program(exports_text, "<exports>") as program:
-        program.edit_executable(executable, "public", EmbeddedObject(obj.name, obj.read_bytes()))
-        stand_in = program.executable_text(executable)
+        program.edit_executable(executable, "public", EmbeddedObject(object_name,
+                                                                     _PLACEHOLDER_BYTES))
+        return program.executable_text(executable)
+
+
+def compile_object(compiler: Compiler, obj: Path, stand_in: str, executable: str,
+                   binary: Path, source: str = "<stand-in>") -> CompiledKernel:
+    """Compile ``stand_in`` (``object_stand_in``) with the bytes of the object ``obj`` in place
+    of its placeholder, into ``binary``: what ``--iree-hal-substitute-executable-object`` makes
+    of the executable, IREE's own export ops (launch shape) kept. Its host code is the
+    unlinked module's."""
+    placeholder = f'#hal.executable.object<{{path = "{obj.name}", data = {_PLACEHOLDER_PRINTED}}}>'
+    if stand_in.count(placeholder) != 1:
+        raise UserError(f"not a stand-in for executable '{executable}' linking {obj.name}; "
+                        "remove it and build again", file=source)
+    text = stand_in.replace(placeholder, EmbeddedObject(obj.name, obj.read_bytes()).text())
     with tempfile.TemporaryDirectory(prefix="iree-relink-") as work:
         source = Path(work) / "object.mlir"
-        source.write_text(stand_in, encoding="utf-8")
+        source.write_text(text, encoding="utf-8")
         # From standard input: the export's debug location names <stdin>, as a module compiled
         # from it does; only its line differs (the executable's place in the program).
         compiler.run(["--compile-mode=hal-executable", "-", "-o", str(binary)],
                      f"compile executable '{executable}' with {obj} alone", stdin=source)
-    return CompiledKernel(variant(exports_text), "")
+    return CompiledKernel(variant(stand_in), "")
 
 
 def compile_kernel(compiler: Compiler, kernel: Path, executable: str, exports_text: str,

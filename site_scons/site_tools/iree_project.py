@@ -31,8 +31,8 @@ from iree_kernels.targets import (KERNEL_KINDS, REPRODUCIBLE_FLAGS, TARGETS, ker
 from iree_kernels.scons.dry_run import list_every_step
 from iree_kernels.scons.kernels import kernel_compiler, tool_version
 from iree_kernels.scons.lock import lock_build_folder
-from iree_kernels.scons.module import (EXECUTABLE_OPS, DeclaredKernel, DeclaredModule, failing, file_name,
-                                       imply, wanted)
+from iree_kernels.scons.module import (EXECUTABLE_LISTING, EXECUTABLE_OPS, DeclaredKernel,
+                                       DeclaredModule, failing, file_name, imply, wanted)
 from iree_kernels.scons.nodes import spec_value
 from iree_kernels.scons.reporting import fail
 from iree_kernels.scons.signatures import trust_settled_signatures
@@ -46,6 +46,7 @@ SHORT_COMSTRS = {
     "IREE_OPTIONSCOMSTR": "FLAGS    $TARGET",
     "IREE_SUBSTITUTECOMSTR": "SUBST    $TARGET",
     "IREE_RESOLVECOMSTR": "RESOLVE  $TARGET",
+    "IREE_LISTINGCOMSTR": "LISTING  $TARGET",
     "IREE_CHECKCOMSTR": "CHECK    $SOURCE on $IREE_RUN_DEVICE",
     "IREE_ENTRYPOINTCOMSTR": "ENTRY    $TARGET",
     "PTXCOMSTR": "PTX      $SOURCE",
@@ -288,13 +289,15 @@ def _declare_module(env, project, model, where, build) -> DeclaredModule:
     # The steps that read only executables read them without the weights.
     ops = [unlinked.ops] if unlinked else \
         env.IreeExecutableOps(here.File(EXECUTABLE_OPS), executables) if subs else []
+    # ... and what the checks read of them, without parsing MLIR again.
+    listing = env.IreeExecutableListing(here.File(EXECUTABLE_LISTING), ops) if subs else []
     # Selectors land on executables only once the front end has run: see IreeResolve.
     resolved = env.IreeResolve(here.File("resolved.json"), [
-        spec_value(env, [s.to_dict() for s in subs]), ops]) if subs else []
+        spec_value(env, [s.to_dict() for s in subs]), listing]) if subs else []
     missing = {s.key: _missing_program(env, s) for s in subs}
-    kernels = {s.key: _declare_kernel(env, s, ops, resolved, here, where, build,
+    kernels = {s.key: _declare_kernel(env, s, ops, listing, resolved, here, where, build,
                                       missing[s.key]) for s in subs}
-    flag_file, record = _declare_substitutions(env, model, where, subs, ops, resolved,
+    flag_file, record = _declare_substitutions(env, model, where, subs, listing, resolved,
                                                kernels, here)
     replacements = {key: made.replacement for key, made in kernels.items()
                     if made.replacement is not None}
@@ -335,7 +338,7 @@ def _declare_uses(env, declared: DeclaredModule, scaffolds: bool) -> list:
     return checks
 
 
-def _declare_substitutions(env, model, where, subs, executables, resolved, kernels, here):
+def _declare_substitutions(env, model, where, subs, listing, resolved, kernels, here):
     """substitutions.flags and substitutions.json: every kernel checked, then the flags."""
     checked = {KERNEL_KINDS[made.kernel.get_suffix()].checker
                for made in kernels.values() if made.kernel.get_suffix() in KERNEL_KINDS}
@@ -346,11 +349,10 @@ def _declare_substitutions(env, model, where, subs, executables, resolved, kerne
                             (("kernel", made.kernel), ("wrapper", made.wrapper)) if node}
                       for key, made in kernels.items()},
             "checks": _kernel_checks(env, where, checkers)}
-    dump = [executables] if subs else []
     made = [node for declared in kernels.values() for node in declared.nodes]
     flag_file, record = env.IreeSubstitutions(
         here.File("substitutions.flags"),
-        [spec_value(env, spec), *dump, *resolved, *made])
+        [spec_value(env, spec), *listing, *resolved, *made])
     env.Depends([flag_file, record], [tool_version(path, False, timeouts(env))
                                       for path in checkers.values() if path])
     return flag_file, record
@@ -379,7 +381,7 @@ def _depend_on_option_files(env, flags, front_end, module) -> None:
         env.Depends(front_end if phase == option_files.FRONT_END else codegen, node)
 
 
-def _declare_kernel(env, sub, executables, resolved, here, where, build,
+def _declare_kernel(env, sub, executables, listing, resolved, here, where, build,
                     missing: str) -> DeclaredKernel:
     """What the build makes for ``sub``: the kernel and, wrapped, its wrapper.
 
@@ -392,7 +394,7 @@ def _declare_kernel(env, sub, executables, resolved, here, where, build,
                                              sub, executables, resolved)[0])
     launch = []                     # what says the kernel's launch shape, where a file does
     if kernel_kind(sub.file).per_substitution:
-        kernel, *launch = _declare_substitution_kernel(env, sub, executables, resolved, here,
+        kernel, *launch = _declare_substitution_kernel(env, sub, listing, resolved, here,
                                                        where, missing)
     else:
         kernel = _declare_compiled_kernel(env, sub, resolved, here, where, build, missing)
@@ -401,11 +403,11 @@ def _declare_kernel(env, sub, executables, resolved, here, where, build,
     wrapper = here.File(f"{file_name(sub.key)}.wrapper.mlir")
     spec = spec_value(env, {"substitution": sub.to_dict(), "iree_release":
                             toolchains.iree_release(env.subst("$IREE_COMPILE"))})
-    return DeclaredKernel(kernel, env.IreeWrapper(wrapper, [spec, executables, resolved,
+    return DeclaredKernel(kernel, env.IreeWrapper(wrapper, [spec, listing, resolved,
                                                             kernel, *launch])[0])
 
 
-def _declare_substitution_kernel(env, sub, executables, resolved, here, where,
+def _declare_substitution_kernel(env, sub, listing, resolved, here, where,
                                  missing: str) -> list:
     """A kernel compiled for one substitution (Triton: its signature is the executable's
     layout): [the kernel, its launch metadata], in the module's folder, named after the key."""
@@ -415,7 +417,7 @@ def _declare_substitution_kernel(env, sub, executables, resolved, here, where,
     if missing:
         return [_missing_tool(env, built, source, missing)]
     interface = env.TritonInterface(here.File(f"{file_name(sub.key)}.interface.json"),
-                                    [spec_value(env, sub.to_dict()), executables, resolved])
+                                    [spec_value(env, sub.to_dict()), listing, resolved])
     # The Triton tool's own builder: env.Kernel picks its action by the one source's suffix.
     compiler = kernel_compiler(env, kind.suffix)
     return env.Triton([built, built.target_from_source("", built.get_suffix() + ".json")],

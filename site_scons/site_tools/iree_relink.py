@@ -33,8 +33,11 @@ Per module, beside ``program`` (the front end's executables.mlir):
   relink/<key>.exports.mlir
                     (``EXPORTS``; source and object kernels) the executable the
                     kernel replaces translated alone, without its code: the
-                    export ops the unlinked module's host code is compiled for.
-                    It depends on the model, not the kernel.
+                    export ops the unlinked module's host code is compiled for;
+                    for an object kernel, public and linking four placeholder
+                    bytes that BINARY replaces by the object's as text, so that
+                    a kernel edit parses no MLIR in this process. It depends on
+                    the model, not the kernel.
   relink/<key>.bin, .json
                     a kernel compiled alone (``BINARY``), and whether the host
                     code of the unlinked module fits it (an MLIR kernel must
@@ -225,7 +228,9 @@ def _declare_relink(env, module, folder, unlinked, program, options, subs, repla
     modes = {s.key: s.mode for s in subs}
     relinking = folder.Dir("relink")
     for key, kernel in sorted({**replacements, **objects}.items()):
-        spec = spec_value(env, {"key": key, "flags": flags, "mode": modes[key]})
+        # An object's EXPORTS is its stand-in, linking a placeholder named like the object.
+        linked = {"object": kernel.name} if modes[key] == "object" else {}
+        spec = spec_value(env, {"key": key, "flags": flags, "mode": modes[key], **linked})
         exports = [] if modes[key] == "wrapped" else env.IreeRelinkExports(
             relinking.File(f"{file_name(key)}.exports.mlir"), [ops, options, resolved, spec],
             **short)
@@ -335,8 +340,10 @@ def translate_executable(target, source, env):
     ops, options, resolved, spec = source[0], source[1], source[2], read_spec(source[3])
     executable = selection.loads(resolved.get_text_contents())[spec["key"]].executable
     original = executable_alone(ops.get_text_contents(), str(ops), executable).standalone()
-    write_atomically(target[0].abspath,
-                     relink.translate_alone(_compiler(env, options, spec), original, executable))
+    exports = relink.translate_alone(_compiler(env, options, spec), original, executable)
+    if spec["mode"] == "object":
+        exports = relink.object_stand_in(exports, executable, spec["object"])
+    write_atomically(target[0].abspath, exports)
 
 
 @reporting_user_errors
@@ -344,7 +351,7 @@ def compile_kernel(target, source, env):
     kernel, options, resolved, spec = source[0], source[1], source[2], read_spec(source[3])
     executable = selection.loads(resolved.get_text_contents())[spec["key"]].executable
     compiler = _compiler(env, options, spec)
-    exports = source[4].get_text_contents() if len(source) > 4 else ""
+    exports = source[4] if len(source) > 4 else None
     binary = reserve_beside(target[0].abspath)
     try:
         try:
@@ -367,13 +374,16 @@ def compile_kernel(target, source, env):
         remove_quietly(binary)
 
 
-def _compile_alone(compiler, mode: str, kernel: Path, executable: str, exports: str,
+def _compile_alone(compiler, mode: str, kernel: Path, executable: str, exports,
                    binary: Path) -> relink.CompiledKernel:
+    """``exports``: the EXPORTS node (none for a wrapped kernel)."""
     if mode == "wrapped":
         return relink.compile_wrapper(compiler, kernel, binary)
     if mode == "object":
-        return relink.compile_object(compiler, kernel, exports, executable, binary)
-    return relink.compile_kernel(compiler, kernel, executable, exports, binary)
+        return relink.compile_object(compiler, kernel, exports.get_text_contents(), executable,
+                                     binary, str(exports))
+    return relink.compile_kernel(compiler, kernel, executable, exports.get_text_contents(),
+                                 binary)
 
 
 def _compiler(env, options, spec: dict) -> relink.Compiler:

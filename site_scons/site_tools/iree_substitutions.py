@@ -2,16 +2,19 @@
 
 Builders:
   IreeOptionsFile        Value(JSON list of flags) -> options.flags
-  IreeResolve            Value(JSON substitutions) + executables.mlir
+  IreeExecutableListing  executables.ops.mlir -> executables.json: each executable's exports,
+                         layout, tensors and fingerprint (iree_kernels.listing), which the
+                         steps below read instead of parsing MLIR
+  IreeResolve            Value(JSON substitutions) + executables.json
                          -> resolved.json: the executable each substitution's selector
                          (executable, export, fingerprint) lands on, by Substitution.key
-  IreeSubstitutions      Value(JSON spec) + executables.mlir + resolved.json + kernels
+  IreeSubstitutions      Value(JSON spec) + executables.json + resolved.json + kernels
                          -> substitutions.flags, substitutions.json
   IreeSpirvEntryPoint    shader.spv + resolved.json + Value(substitution key)
                          -> a copy whose entry point 'main' has the export's name
   IreeRenamedSource      kernel.mlir + resolved.json + Value(substitution key)
                          -> the source kernel with its executable renamed to the one selected
-  IreeWrapper            Value(substitution) + executables.mlir + resolved.json + kernel
+  IreeWrapper            Value(substitution) + executables.json + resolved.json + kernel
                          -> a hal.executable linking the kernel with its own launch shape
 
 The spec travels as a Value node rather than a construction variable because
@@ -35,7 +38,7 @@ import SCons.Builder
 
 from pathlib import Path
 
-from iree_kernels import executables, flag_files, selection, spirv, substitution
+from iree_kernels import flag_files, listing, selection, spirv, substitution
 from iree_kernels.errors import UserError
 from iree_kernels.manifest import Substitution
 from iree_kernels.workgroups import ExpressionError
@@ -53,12 +56,22 @@ def write_options(target, source, env):
 
 
 @reporting_user_errors
+def write_listing(target, source, env):
+    ops = source[0]
+    write_atomically(target[0].abspath,
+                     listing.dumps(listing.of_program(ops.get_text_contents(), str(ops))))
+
+
+def listed(node) -> listing.Listing:
+    """What IreeExecutableListing wrote to ``node``."""
+    return listing.loads(node.get_text_contents(), str(node))
+
+
+@reporting_user_errors
 def write_resolution(target, source, env):
     subs = [Substitution.from_dict(d) for d in read_spec(source[0])]
-    dump = source[1]
-    text = dump.get_text_contents()
-    landed = selection.resolve(subs, executables.read_executables(text, str(dump)),
-                               selection.fingerprints(text, str(dump)), _seen(target[0]))
+    found = listed(source[1])
+    landed = selection.resolve(subs, found.executables, found.fingerprints, _seen(target[0]))
     write_atomically(target[0].abspath, selection.dumps(landed))
 
 
@@ -87,8 +100,7 @@ def write_substitutions(target, source, env):
     subs = [Substitution.from_dict(d) for d in spec["substitutions"]]
     found, landed = {}, {}
     if subs:
-        dump = source[1]
-        found = executables.read_executables(dump.get_text_contents(), str(dump))
+        found = listed(source[1]).executables
         landed = _landed(source[2])
     checks = substitution.KernelChecks(**spec["checks"], timeouts=timeouts(env))
     planned = substitution.plan_substitutions(subs, found, spec["paths"], checks, landed)
@@ -121,8 +133,8 @@ def rename_source(target, source, env):
 def write_wrapper(target, source, env):
     spec = read_spec(source[0])
     sub, release = Substitution.from_dict(spec["substitution"]), spec["iree_release"]
-    dump, resolved, kernel = source[1], source[2], source[3]
-    found = executables.read_executables(dump.get_text_contents(), str(dump))
+    resolved, kernel = source[2], source[3]
+    found = listed(source[1]).executables
     executable = substitution.plan_substitutions([sub], found, checks=substitution.UNCHECKED,
                                    landed=_landed(resolved))[0].executable
     # A kernel whose compiler says its launch shape (Triton's metadata): size, shared memory.
@@ -150,6 +162,7 @@ def _substitutions_emitter(target, source, env):
 
 def generate(env):
     env.SetDefault(IREE_OPTIONSCOMSTR="Writing $TARGET",
+                   IREE_LISTINGCOMSTR="Listing the executables of $SOURCE: $TARGET",
                    IREE_RESOLVECOMSTR="Resolving the executables substitutions select $TARGET",
                    IREE_SUBSTITUTECOMSTR="Checking and rendering substitutions $TARGET",
                    IREE_ENTRYPOINTCOMSTR="Naming the entry point of $TARGET",
@@ -158,6 +171,9 @@ def generate(env):
     env["BUILDERS"]["IreeOptionsFile"] = SCons.Builder.Builder(
         action=SCons.Action.Action(write_options, "$IREE_OPTIONSCOMSTR"),
         suffix=".flags")
+    env["BUILDERS"]["IreeExecutableListing"] = SCons.Builder.Builder(
+        action=SCons.Action.Action(write_listing, "$IREE_LISTINGCOMSTR"), suffix=".json",
+        src_suffix=".mlir")
     env["BUILDERS"]["IreeResolve"] = SCons.Builder.Builder(
         action=SCons.Action.Action(write_resolution, "$IREE_RESOLVECOMSTR"), suffix=".json",
         emitter=_precious)

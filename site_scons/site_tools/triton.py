@@ -3,7 +3,7 @@
 Builders:
   Triton           [kernel.py, interface.json] -> [kernel.ptx (or .hsaco), kernel.ptx.json]
                    the second target is Triton's metadata: workgroup_size, workgroup_local_memory
-  TritonInterface  Value(substitution) + executables.mlir + resolved.json -> interface.json:
+  TritonInterface  Value(substitution) + executables.json + resolved.json -> interface.json:
                    the function, constexprs, num_warps, num_stages, the entry name and the
                    signature the executable's layout gives (iree_kernels.triton_kernels)
 
@@ -39,7 +39,7 @@ import SCons.Action
 import SCons.Builder
 import SCons.Scanner
 
-from iree_kernels import executables, selection, settings, substitution, toolchains
+from iree_kernels import listing, selection, settings, substitution, toolchains
 from iree_kernels import triton_kernels
 from iree_kernels.files import not_regular
 from iree_kernels.manifest import Substitution
@@ -115,8 +115,8 @@ def _scan_imports(node, env, path):
 @reporting_user_errors
 def write_interface(target, source, env):
     sub = Substitution.from_dict(read_spec(source[0]))
-    dump, resolved = source[1], source[2]
-    found = executables.read_executables(dump.get_text_contents(), str(dump))
+    listed, resolved = source[1], source[2]
+    found = listing.loads(listed.get_text_contents(), str(listed)).executables
     executable = substitution.plan_substitutions(
         [sub], found, checks=substitution.UNCHECKED,
         landed=selection.loads(resolved.get_text_contents()))[0].executable

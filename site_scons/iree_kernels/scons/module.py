@@ -25,6 +25,8 @@ from iree_kernels.targets import ModuleTarget, Target
 # Beside executables.mlir where a model has substitutions: its executables alone, without the
 # weights (IreeExecutableOps), what every step reading only executables reads.
 EXECUTABLE_OPS = "executables.ops.mlir"
+# Beside it: what the checks read of each executable (iree_kernels.listing, IreeExecutableListing).
+EXECUTABLE_LISTING = "executables.json"
 
 
 @dataclass(frozen=True)
