@@ -166,7 +166,7 @@ def test_a_dry_run_of_a_clean_checkout_lists_every_step_and_builds_nothing(proje
                   'file = "kernels/vulkan/k.glsl"\n')
     dry = project.scons("-n")
     assert "SPIRV    kernels/vulkan/k.glsl" in dry.stdout
-    assert "IREE     build/vulkan/mlp.vmfb" in dry.stdout
+    assert "RELINK   build/vulkan/mlp.vmfb" in dry.stdout
     assert not (project.root / "build").exists()
     project.scons()
     assert project.scons("-n").stdout.strip().endswith("is up to date.")
