@@ -136,6 +136,23 @@ class Program:
         if linked is not None:
             _link(self._ir, op, linked, self._context, self.source)
 
+    def without_imports(self, name: str) -> None:
+        """Drop from ``hal.executable @name`` what it links: its variants' objects, the functions
+        they would provide (``hal.import.static``) and the calls to them. Its export ops stay as
+        they are; it compiles without the objects (a stand-in for a wrapped CPU kernel)."""
+        for variant in _ops_named(self._executable(name), "hal.executable.variant"):
+            if "objects" in variant.attributes:
+                del variant.attributes["objects"]
+            for code in _ops_named(variant, "builtin.module"):
+                imported = {_name(f) for f in _ops_named(code, "func.func")
+                            if "hal.import.static" in f.attributes}
+                for call in _calls(code):
+                    if self._ir.FlatSymbolRefAttr(call.attributes["callee"]).value in imported:
+                        call.erase()
+                for function in _ops_named(code, "func.func"):
+                    if _name(function) in imported:
+                        function.erase()
+
     def is_external(self, name: str) -> bool:
         """Whether ``hal.executable @name`` links objects and has no code to translate."""
         variants = _ops_named(self._executable(name), "hal.executable.variant")
@@ -338,6 +355,17 @@ def _link(ir, executable, linked: EmbeddedObject, context, source: str) -> None:
     if len(variants) != 1:
         raise UserError("expected a hal.executable with one variant", file=source)
     variants[0].attributes["objects"] = ir.Attribute.parse(linked.attribute_text(), context)
+
+
+def _calls(op) -> list:
+    """Every ``func.call`` nested in ``op``."""
+    found = []
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                inner = inner.operation
+                found += [inner] if inner.name == "func.call" else _calls(inner)
+    return found
 
 
 def _ops_named(op, name: str) -> list:

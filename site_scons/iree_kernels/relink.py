@@ -38,6 +38,7 @@ _EXECUTABLE_RE = re.compile(r"^ *hal\.executable (?:public |private )?@", re.M)
 _OBJECT_BY_PATH_RE = re.compile(r'#hal\.executable\.object<\{path = ("(?:[^"\\]|\\.)*")\}>')
 # What object_stand_in links: four bytes that are no splat, and how MLIR prints them.
 _PLACEHOLDER_BYTES = bytes([1, 2, 3, 4])
+_CPU_VARIANT_RE = re.compile(r'#hal\.executable\.target<"llvm-cpu"')
 _PLACEHOLDER_PRINTED = "dense<[1, 2, 3, 4]> : vector<4xi8>"
 
 
@@ -103,11 +104,17 @@ def segment(names: list[str], executable: str, variant_name: str) -> str | None:
     return found[0] if len(found) == 1 else None
 
 
-def placeholder(wrapper: str) -> str:
-    """A wrapped kernel's hal.executable with each object it links by path replaced by four zero
-    bytes embedded in it: what an unlinked module is compiled with in its place, so that the
-    module depends on the wrapper's export ops and not on the kernel (GPU targets embed the
-    object as it is; the relink puts the kernel's binary in its place)."""
+def placeholder(wrapper: str, source: str = "<wrapper>") -> str:
+    """A wrapped kernel's hal.executable as an unlinked module is compiled with in its place, so
+    that the module depends on the wrapper's export ops and not on the kernel (the relink puts
+    the kernel's binary in its place): on GPU targets, which embed an object as it is, each
+    object it links by path replaced by four zero bytes embedded in it; on llvm-cpu, which links
+    objects with IREE's code, without its objects and the calls to what they provide."""
+    if _CPU_VARIANT_RE.search(wrapper):
+        with Program(wrapper, source) as program:
+            name, = program.names()
+            program.without_imports(name)
+            return program.executable_text(name)
     return _OBJECT_BY_PATH_RE.sub(
         lambda m: f'#hal.executable.object<{{path = {m.group(1)}, '
                   f'data = dense<[0, 0, 0, 0]> : vector<4xi8>}}>', wrapper)

@@ -140,7 +140,7 @@ SETTINGS: tuple[Setting, ...] = (
             "default: " + (", ".join(EXECUTABLE_CACHE_TARGETS) or "none"), "default"),
     Setting("RELINK", "build modules with executables unlinked, so that a kernel edit replaces "
             "only that executable's binary in the model's unlinked module instead of compiling "
-            "the model again: MLIR source kernels, wrapped GPU kernels, CUDA and Vulkan objects "
+            "the model again: MLIR source kernels, wrapped kernels, CUDA and Vulkan objects "
             "(docs/building.md; 'scons release' still compiles linked modules)", "yes", "bool"),
     Setting("CODEGEN_CACHE_DIR", "folder of the per-executable codegen cache; may be shared by "
             "checkouts; default: CACHE_DIR's codegen/ where CACHE_DIR is set (read only with "

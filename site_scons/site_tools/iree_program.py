@@ -186,7 +186,7 @@ def assemble_program(target, source, env):
     replacements = {}
     for name, path in sorted(spec["replacements"].items()):
         mlir = Path(path).read_text(encoding="utf-8")
-        replacements[name] = (relink.placeholder(mlir) if name in placeholders else mlir, path)
+        replacements[name] = (relink.placeholder(mlir, path) if name in placeholders else mlir, path)
     try:
         with open_program(text, str(program), tuple(r for r, _ in replacements.values())) as p:
             assembled, phase = _assemble(p, replacements, target, options, spec, env)

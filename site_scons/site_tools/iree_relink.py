@@ -50,11 +50,12 @@ Per module, beside ``program`` (the front end's executables.mlir):
                     instead; either way iree-compile's module (entry for entry).
 
 Relinked: MLIR kernels substituted as sources (edited dumps, derived, from a
-folder) linking no objects, wrapped kernels on GPU targets (CUDA, Triton,
-GLSL, HIP), and object-mode kernels on CUDA and Vulkan. The unlinked module is compiled with
-each wrapper's objects replaced by four embedded bytes (``relink.placeholder``): its host code
-is the wrapper's, its binary is replaced. A module with any other substitution
-(object mode on llvm-cpu, C kernels on llvm-cpu, which link) is compiled as
+folder) linking no objects, wrapped kernels (CUDA, Triton, GLSL, HIP, C), and object-mode
+kernels on CUDA and Vulkan. The unlinked module is compiled with each wrapper's placeholder
+(``relink.placeholder``: on GPUs its objects replaced by four embedded bytes, on llvm-cpu,
+which links them with IREE's code, without them and the calls into them): its host code is
+the wrapper's, its binary is replaced. A module with any other substitution (MLIR kernels
+linking objects) is compiled as
 ``iree_program`` compiles it, and so is every module of ``scons release``,
 whose modules are linked, as a plain iree-compile's are.
 
@@ -82,7 +83,6 @@ from iree_kernels.scons.nodes import read_spec, spec_value
 from iree_kernels.scons.reporting import reporting_user_errors
 from iree_kernels.scons.spawn import option_origin, timeouts
 
-CPU_TARGETS = ("llvm-cpu",)     # wrapped kernels there link objects: no placeholder stands in
 # Where an object-mode kernel's binary is IREE's translation of the executable with the object in
 # place of its code.
 OBJECT_TARGETS = ("cuda", "vulkan")
@@ -106,14 +106,14 @@ class FromModel:
 
 def relinkable(env, target: str, subs, replacements: dict, objects: dict) -> bool:
     """Whether RELINK applies to a module of ``target`` with substitutions ``subs``: each an MLIR
-    kernel substituted as a source and linking no objects, a wrapped kernel on a GPU target, or
-    an object on CUDA or Vulkan; and neither 'release' nor 'verify-release' was asked for."""
+    kernel substituted as a source and linking no objects, a wrapped kernel, or an object on CUDA
+    or Vulkan; and neither 'release' nor 'verify-release' was asked for."""
     if not env["RELINK"] or not subs or building_as_released():
         return False
     return all(not s.objects and (
         s.mode == "source" and s.key in replacements
         and replacements[s.key].get_suffix() == ".mlir"
-        or s.mode == "wrapped" and s.key in replacements and target not in CPU_TARGETS
+        or s.mode == "wrapped" and s.key in replacements
         or s.mode == "object" and s.key in objects and target in OBJECT_TARGETS) for s in subs)
 
 
@@ -131,7 +131,7 @@ def from_model(env, target: str, subs) -> bool:
         return False                        # the module's declaration says what is wrong
     return all(not s.objects and (
         s.mode == "source" and (bool(s.passes) or (s.file or "").endswith(".mlir"))
-        or s.mode == "wrapped" and target not in CPU_TARGETS
+        or s.mode == "wrapped"
         or s.mode == "object" and target in OBJECT_TARGETS) for s in subs)
 
 
@@ -146,7 +146,8 @@ def declare_unlinked_from_model(env, module, folder, model, options, target: str
     short = {} if env["VERBOSE"] else SHORT_COMSTRS
     spec = {"flags": _compile_flags(env), "module": module.get_path()}
     ops = folder.File(EXECUTABLE_OPS)
-    if target in DUMP_KEEPS_BINARIES:
+    # A wrapped kernel's placeholder is substituted in the unlinked compile: not what to dump.
+    if target in DUMP_KEEPS_BINARIES and not any(s.mode == "wrapped" for s in subs):
         made = env.IreeUnlinkedFromModelBuilder(
             [_unlinked_file(folder, module), ops],
             [model, options, spec_value(env, {**spec, "dump": True})], **short, **overrides)
@@ -272,7 +273,8 @@ def _placeholders(spec: dict, source, target) -> list[str]:
     landed = selection.loads(source[0].get_text_contents())
     flags = []
     for key, wrapper, placeholder in zip(spec["placeholders"], source[1:], target):
-        write_atomically(placeholder.abspath, relink.placeholder(wrapper.get_text_contents()))
+        write_atomically(placeholder.abspath, relink.placeholder(wrapper.get_text_contents(),
+                                                                    str(wrapper)))
         flags.append(f"--iree-hal-substitute-executable-source="
                      f"{landed[key].executable}={placeholder.get_path()}")
     return flags

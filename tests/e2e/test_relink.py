@@ -155,14 +155,53 @@ def test_an_object_kernel_on_cuda_relinks_with_iree_s_launch_shape(project, tmp_
                          "--question").returncode == 0
 
 
-def test_a_c_kernel_on_llvm_cpu_is_compiled_into_the_module_as_without_relink(project):
-    """Wrapped C kernels are linked with IREE's code: no binary of theirs stands alone."""
+def test_a_c_kernel_on_llvm_cpu_relinks_and_computes_the_edit(project, tmp_path):
+    """A wrapped C kernel: the unlinked module is compiled with the wrapper stripped of its
+    objects and the calls to them (the placeholder); the wrapper compiled alone, linking the
+    kernel, is the binary relinked."""
     project.write("kernels/saxpy.toml", SAXPY_C)
     project.copy(REPO / "models/saxpy.mlir", "models/saxpy.mlir")
     project.copy(REPO / "kernels/cpu/saxpy.c", "kernels/saxpy.c")
-    build = project.scons("RELINK=yes", "IREE_TARGETS=llvm-cpu")
-    assert build.ran("IREE") == ["build/llvm-cpu/saxpy.vmfb"]
-    assert not build.ran("BINARY") and not build.ran("RELINK")
+    clean = project.scons("IREE_TARGETS=llvm-cpu")
+    assert clean.ran("RELINK") == ["build/llvm-cpu/saxpy.vmfb"], clean.output
+    assert not clean.ran("FRONTEND") and not clean.ran("ASSEMBLE"), clean.output
+    placeholder = project.read("build/llvm-cpu/saxpy/unlinked/main_dispatch_0.placeholder.mlir")
+    assert "objects(" not in placeholder and "@saxpy" not in placeholder
+    kernel = project.root / "kernels/saxpy.c"
+    kernel.write_text(kernel.read_text().replace("2.0f * x[i]", "3.0f * x[i]"))
+    edit = project.scons("IREE_TARGETS=llvm-cpu")
+    assert edit.ran("RELINK") == ["build/llvm-cpu/saxpy.vmfb"]
+    assert not {"FRONTEND", "SOURCES", "ASSEMBLE", "IREE"} & {s.step for s in edit.steps}, \
+        edit.output
+    module = project.root / "build/llvm-cpu/saxpy.vmfb"
+    assert_same_module(module.read_bytes(), iree_compiles_own(
+        project, tmp_path / "own.vmfb", "llvm-cpu", "saxpy", by_name=True))
+    out = run_module(module, "local-sync", "main", ["4xf32=1 2 3 4", "4xf32=1 1 1 1"])
+    assert "4 7 10 13" in out, out
+    assert project.scons("IREE_TARGETS=llvm-cpu", "--question").returncode == 0
+
+
+def test_a_scaffolded_c_kernel_relinks_into_a_model_of_several_executables(project, tmp_path):
+    """The other executable's binary and the host code are the unlinked module's: the module is
+    iree-compile's with the kernel."""
+    project.write("kernels/demo.toml", '[models.mlp]\nsource = "models/mlp.mlir"\n'
+                  'targets = ["llvm-cpu"]\n')
+    project.copy(REPO / "models/mlp.mlir", "models/mlp.mlir")
+    project.scons("scaffold", "SCAFFOLD=mlp/llvm-cpu/main_dispatch_0", "LANGUAGE=c",
+                  "SCAFFOLD_MANIFEST=kernels/scaffolded.toml")
+    kernel, = (project.root / "kernels").rglob("*.c")
+    clean = project.scons()
+    assert clean.ran("RELINK") == [MODULE], clean.output
+    assert_same_module((project.root / MODULE).read_bytes(), iree_compiles_own(
+        project, tmp_path / "own.vmfb", by_name=True))
+    marker = "// TODO: compute this workgroup's share of the outputs from the inputs."
+    assert marker in kernel.read_text()
+    kernel.write_text(kernel.read_text().replace(
+        marker, "{ volatile int edit = 1; (void)edit; }\n    " + marker))
+    edit = project.scons()
+    assert edit.ran("RELINK") == [MODULE] and not edit.ran("IREE"), edit.output
+    assert_same_module((project.root / MODULE).read_bytes(), iree_compiles_own(
+        project, tmp_path / "own.vmfb", by_name=True))
 
 
 def test_a_fallback_compile_that_fails_in_a_checkout_named_like_code_runs_nothing(tmp_path,
