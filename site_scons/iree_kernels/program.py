@@ -146,7 +146,7 @@ class Program:
             for code in _ops_named(variant, "builtin.module"):
                 imported = {_name(f) for f in _ops_named(code, "func.func")
                             if "hal.import.static" in f.attributes}
-                for call in _calls(code):
+                for call in ops_within(code, "func.call"):
                     if self._ir.FlatSymbolRefAttr(call.attributes["callee"]).value in imported:
                         call.erase()
                 for function in _ops_named(code, "func.func"):
@@ -355,17 +355,6 @@ def _link(ir, executable, linked: EmbeddedObject, context, source: str) -> None:
     if len(variants) != 1:
         raise UserError("expected a hal.executable with one variant", file=source)
     variants[0].attributes["objects"] = ir.Attribute.parse(linked.attribute_text(), context)
-
-
-def _calls(op) -> list:
-    """Every ``func.call`` nested in ``op``."""
-    found = []
-    for region in op.regions:
-        for block in region.blocks:
-            for inner in block.operations:
-                inner = inner.operation
-                found += [inner] if inner.name == "func.call" else _calls(inner)
-    return found
 
 
 def _ops_named(op, name: str) -> list:

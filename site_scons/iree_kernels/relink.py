@@ -131,7 +131,7 @@ def compile_wrapper(compiler: Compiler, wrapper: Path, binary: Path) -> Compiled
 def object_stand_in(exports_text: str, executable: str, object_name: str) -> str:
     """The executable whose translation without its code is ``exports_text``
     (``translate_alone``), public and linking a placeholder object named ``object_name``:
-    what ``compile_object`` puts an object's bytes in, without parsing MLIR."""
+    what ``compile_object`` puts an object's bytes in as text, without the MLIR bindings."""
     with Program(exports_text, "<exports>") as program:
         program.edit_executable(executable, "public", EmbeddedObject(object_name,
                                                                      _PLACEHOLDER_BYTES))
