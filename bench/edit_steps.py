@@ -1,9 +1,10 @@
 """Where a clean build's and a kernel edit's time goes, step by step (``scons --debug=time``).
 
-    ./setup.sh python bench/edit_steps.py MODEL TARGET [VARIABLE=VALUE ...]
+    ./setup.sh python bench/edit_steps.py MODEL TARGET [--kernels native|mlir] [VARIABLE=VALUE ...]
 
 builds one of bench/real_models.py's models in a new repo with a kernel scaffolded in the
-target's language (default settings, or the variables given), then edits the kernel as that
+target's language (``--kernels mlir``: a dumped executable as an MLIR source kernel; default
+settings, or the variables given), then edits the kernel as that
 bench does, and prints for the clean build and the edit each step's command execution time,
 SCons's own time and the wall time, beside a plain iree-compile of the model.
 """
@@ -48,15 +49,19 @@ def main() -> None:
     if len(sys.argv) < 3:
         raise SystemExit(__doc__)
     model, target, variables = sys.argv[1], sys.argv[2], sys.argv[3:]
+    kernels = ("native",)
+    if variables[:1] == ["--kernels"] and len(variables) > 1:
+        kernels, variables = (variables[1],), variables[2:]
     jobs = len(os.sched_getaffinity(0))
     with tempfile.TemporaryDirectory() as work:
         work = Path(work)
         text = real_models.model_text(model, work)
         repo = real_models.Repo(work / "repo", model, target, False, jobs, work /
-                                "shared", True, ("native",))
+                                "shared", True, kernels)
         repo.variables = [f"IREE_TARGETS={target}", *variables]
         repo.create(text)
-        kernel, _ = repo.scaffold()
+        kernel, source = repo.scaffold()
+        kernel = kernel or source
         if kernel is None:
             raise SystemExit(f"bench: no compiler here for {target}'s kernels")
         plain = real_models.plain(repo, text, work)

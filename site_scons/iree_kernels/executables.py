@@ -8,6 +8,8 @@ names, export names, pipeline layouts. It does not run iree-compile.
 from __future__ import annotations
 
 import re
+import sys
+import threading
 from dataclasses import dataclass, field
 
 from .errors import UserError
@@ -125,6 +127,21 @@ def parse_layout(text: str) -> Layout:
         for i, (kind, flags) in enumerate(_BINDING_RE.findall(text)))
     m = _CONSTANTS_RE.search(text)
     return Layout(bindings, int(m.group(1)) if m else 0)
+
+
+def import_bindings_aside() -> None:
+    """Start importing the MLIR bindings (0.2-0.4 s) on a thread of their own, for a step that
+    reads executables once the tool run it waits on has ended. A later import of them waits for
+    this one (Python's import lock) and no longer; one that failed here is tried again there."""
+    if "iree.compiler.ir" not in sys.modules:
+        threading.Thread(target=_import_bindings, name="import-mlir-bindings", daemon=True).start()
+
+
+def _import_bindings() -> None:
+    try:
+        from iree.compiler import ir  # noqa: F401
+    except Exception:       # the step that reads executables imports them again and says why
+        pass
 
 
 def read_executables(text: str, source: str = "<dump>") -> dict[str, Executable]:

@@ -32,20 +32,21 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import http.client
-import netrc
 import math
 import os
-import socket
-import ssl
 import sys
 import threading
 import time
 import urllib.parse
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping
 
 from .errors import UserError
+
+# http.client, ssl, socket and netrc are imported where a server is talked to: every scons run
+# imports this module (its settings), and http.client with email's modules costs 20 ms.
+if TYPE_CHECKING:
+    import socket
 
 URL_VARIABLE = "IREE_KERNELS_REMOTE_CACHE_URL"
 TOKEN_VARIABLE = "IREE_KERNELS_REMOTE_CACHE_TOKEN"
@@ -162,6 +163,8 @@ def authorization(url: str, environ: Mapping[str, str] = os.environ) -> str | No
     path = environ.get(NETRC_VARIABLE) or os.path.expanduser("~/.netrc")
     if not os.path.isfile(path):
         return None
+    import netrc
+
     try:
         found = netrc.netrc(path).authenticators(urllib.parse.urlsplit(url).hostname or "")
     except netrc.NetrcParseError as e:     # its message may quote a password: only the line
@@ -333,6 +336,8 @@ class RemoteCache:
 
         ``limit``: the most bytes the body may have, 0 included (TooLarge beyond it, not retried).
         """
+        import http.client
+
         why = ""
         for attempt in range(self.retries + 1):
             if self._down:
@@ -359,6 +364,9 @@ class RemoteCache:
     def _once(self, method: str, path: str, size: int, body: bytes | None,
               limit: int) -> tuple[int, str, bytes]:
         """One request, over by ``timeout`` seconds plus one per MiB of ``size`` whatever the server does."""
+        import http.client
+        import ssl
+
         parts = self._parts
         deadline = time.monotonic() + self.timeout + size / MIN_RATE
         if parts.scheme == "https":
@@ -428,6 +436,8 @@ class _Watchdog:
         self._timer.start()
 
     def _fire(self, sock: socket.socket) -> None:
+        import socket
+
         self.fired = True
         try:
             sock.shutdown(socket.SHUT_RDWR)
@@ -440,6 +450,9 @@ class _Watchdog:
 
 
 def _describe(error: Exception) -> str:
+    import http.client
+    import ssl
+
     if isinstance(error, http.client.IncompleteRead):
         return "the server closed the connection mid-answer"
     if isinstance(error, TimeoutError) or "timed out" in str(error):

@@ -16,7 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Mapping
 
-from . import flag_files
+from . import flag_files, tool_versions
 from .errors import UserError
 
 
@@ -329,16 +329,40 @@ def iree_release(program: str) -> tuple[int, int] | None:
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
+_kept_versions: tool_versions.VersionRecord | None = None
+
+
+def keep_versions(record: tool_versions.VersionRecord | None) -> None:
+    """Keep the versions ``version`` asks for in ``record`` (None: ask each run)."""
+    global _kept_versions
+    _kept_versions = record
+    version.cache_clear()
+
+
 @lru_cache(maxsize=None)
 def version(program: str, flag: str = "--version", timeouts: Timeouts | None = None) -> str:
     """What a program prints for ``flag``, lines stripped and joined; '' if it cannot run.
 
     A program that does not answer within VERSION_TIMEOUT is a UserError:
     its version keys caches, and an empty one would match any other.
+    What ``keep_versions`` was given answers for a program that has not changed.
     """
+    real = real_program(program)
+    record = _kept_versions
+    current = tool_versions.stamp(real) if record is not None else None
+    kept = record.get(real, flag, current) if record is not None else None
+    if kept is not None:
+        return kept
+    answer = _ask_version(real, program, flag, timeouts)
+    if record is not None and answer:
+        record.put(real, flag, current, answer)
+    return answer
+
+
+def _ask_version(real: str, program: str, flag: str, timeouts: Timeouts | None) -> str:
     limit = (timeouts or default_timeouts()).of("VERSION_TIMEOUT")
     try:
-        result = subprocess.run([real_program(program), flag], capture_output=True, text=True,
+        result = subprocess.run([real, flag], capture_output=True, text=True,
                                 errors="replace", timeout=limit)
     except OSError:
         return ""

@@ -38,6 +38,7 @@ from iree_kernels.scons.reporting import fail
 from iree_kernels.scons.signatures import trust_settled_signatures
 from iree_kernels.scons.spawn import PSpawn, Spawn, timeouts
 from iree_kernels.scons.variables import read_variables
+from iree_kernels.tool_versions import FILE as VERSIONS_FILE, VersionRecord
 
 SHORT_COMSTRS = {
     "IREE_COMPILECOMSTR": "IREE     $TARGET",
@@ -269,6 +270,7 @@ def _lock(env, build) -> None:
     if looking and not build.exists():
         return
     lock_build_folder(build.abspath, toolchains.seconds(env["LOCK_WAIT"]) or 0)
+    toolchains.keep_versions(VersionRecord(Path(build.abspath, VERSIONS_FILE), not looking))
     if not looking:
         remove_leftovers(build.abspath)
 

@@ -73,6 +73,7 @@ import SCons.Action
 import SCons.Builder
 
 from iree_kernels import codegen_cache, relink, selection, toolchains
+from iree_kernels.executables import import_bindings_aside
 from iree_kernels.errors import UserError
 from iree_kernels.files import put_in_place, remove_quietly, reserve_beside, scratch_folder, write_atomically
 from iree_kernels.program_text import (NotSplittable, executable_alone, executables_from_dumps,
@@ -252,6 +253,7 @@ def compile_unlinked(target, source, env):
     flags = [f"@{options}", *spec["flags"], relink.UNLINKED]
     try:
         if spec.get("dump"):
+            import_bindings_aside()         # for the listing of what this run dumps
             with scratch_folder(Path(module).parent, "sources") as dumps:
                 _run_compile(env, [str(model), *flags, f"--iree-hal-dump-executable-sources-to={dumps}",
                                    "-o", output], [model, options], spec["module"])
@@ -286,6 +288,7 @@ def dump_executables(target, source, env):
     sources; the program it stops at is thrown away, written as bytecode (its weights copied)."""
     model, options, spec = source[0], source[1], read_spec(source[2])
     flags = [f"@{options}", *spec["flags"]]
+    import_bindings_aside()                 # for the listing of what this run dumps
     with scratch_folder(target[0].dir.abspath, "sources") as dumps:
         _run_compile(env, [str(model), *flags, "--compile-to=executable-sources",
                            f"--iree-hal-dump-executable-sources-to={dumps}",

@@ -29,7 +29,6 @@ from the repository root) are dependencies, found by a scanner.
 from __future__ import annotations
 
 import ast
-import importlib.metadata
 import importlib.util
 import json
 import sys
@@ -60,6 +59,8 @@ class TritonVersion(ToolVersion):
         super().__init__("triton")
 
     def __str__(self) -> str:
+        import importlib.metadata           # here: every scons run loads this tool
+
         try:
             return f"triton {importlib.metadata.version('triton')}"
         except importlib.metadata.PackageNotFoundError:
