@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 
 import pytest
 
@@ -77,3 +78,18 @@ def test_unknown_executable_lists_the_known_ones(llvm_cpu):
         "kernels/demo.toml:6: [[substitutions]] #1: field 'executable': model 'mlp' has no "
         "executable 'main_dispatch_2' for target 'llvm-cpu' (did you mean 'main_dispatch_1'?); "
         "its executables: main_dispatch_0, main_dispatch_1")
+
+
+def test_the_bindings_warm_up_aside_on_an_executable_this_iree_parses():
+    code = ("import sys, threading; sys.path.insert(0, 'site_scons')\n"
+            "from iree_kernels import executables\n"
+            "executables.import_bindings_aside()\n"
+            "[t.join() for t in threading.enumerate() if t.name.startswith('warm-up')]\n"
+            "print('iree.compiler.ir' in sys.modules)\n"
+            "found = executables.read_executables(executables._WARM_UP.read_text())\n"
+            "print(sorted(found), [e.name for e in found['warm_up'].exports])")
+    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "True", "['warm_up'] ['warm_up_matmul_8x2048x2048_f32']"]
