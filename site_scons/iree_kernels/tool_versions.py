@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import threading
 from pathlib import Path
 
 from .files import write_atomically
@@ -48,6 +49,7 @@ class VersionRecord:
     def __init__(self, path: str | os.PathLike, writable: bool) -> None:
         self.path, self.writable = Path(path), writable
         self._entries = self._read()
+        self._lock = threading.Lock()       # steps on SCons's job threads ask versions too
 
     def _read(self) -> dict:
         try:
@@ -70,9 +72,10 @@ class VersionRecord:
     def put(self, program: str, flag: str, current: list | None, version: str) -> None:
         if current is None or not self.writable:
             return
-        self._entries[f"{program} {flag}"] = {"stamp": current, "version": version}
-        try:
-            write_atomically(self.path, json.dumps(
-                {"format": FORMAT, "versions": self._entries}, indent=1, sort_keys=True) + "\n")
-        except OSError:
-            pass            # not kept: asked again next time
+        with self._lock:
+            self._entries[f"{program} {flag}"] = {"stamp": current, "version": version}
+            try:
+                write_atomically(self.path, json.dumps(
+                    {"format": FORMAT, "versions": self._entries}, indent=1, sort_keys=True) + "\n")
+            except OSError:
+                pass        # not kept: asked again next time
