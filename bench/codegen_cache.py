@@ -37,7 +37,7 @@ sys.path.insert(0, str(REPO / "site_scons"))
 sys.path.insert(0, str(REPO / "tests"))
 import generate_layers  # noqa: E402
 import harness  # noqa: E402
-from iree_kernels import toolchains  # noqa: E402
+from iree_kernels.core import toolchains  # noqa: E402
 
 MANIFEST = '[models.layers]\nsource = "models/layers.mlir"\ntargets = ["{target}"]\n'
 ROWS = ("(a) plain", "(a') one thread", "(b) cold -j1", "(b) cold -j2", "(c) cached",

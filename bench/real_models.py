@@ -65,8 +65,8 @@ sys.path.insert(0, str(REPO / "bench"))
 import generate_layers  # noqa: E402
 import harness  # noqa: E402
 import kernel_edits  # noqa: E402
-from iree_kernels import toolchains  # noqa: E402
-from iree_kernels.program import Program  # noqa: E402
+from iree_kernels.core import toolchains  # noqa: E402
+from iree_kernels.ir.program import Program  # noqa: E402
 
 LANGUAGE = {"vulkan": "glsl", "cuda": "cuda", "llvm-cpu": "c"}
 COMPILER = {"glsl": toolchains.on_path("glslangValidator") and toolchains.on_path("spirv-val"),

@@ -236,7 +236,7 @@ def write(path: Path, text: str) -> None:
 def iree_compile(site_dir: Path) -> str:
     if str(site_dir) not in sys.path:
         sys.path.insert(0, str(site_dir))
-    from iree_kernels import toolchains
+    from iree_kernels.core import toolchains
     return toolchains.iree_compile() or "iree-compile"
 
 

@@ -9,7 +9,7 @@ set -euo pipefail
 repo_root=$(cd "$(dirname "$0")/.." && pwd)
 model=$(realpath "$1"); shift
 compiler=$(cd "$repo_root/site_scons" && python3 -c \
-  'from iree_kernels import toolchains; print(toolchains.iree_compile())')
+  'from iree_kernels.core import toolchains; print(toolchains.iree_compile())')
 for target in "$@"; do
   work=$(mktemp -d); mkdir -p "$work/models" "$work/kernels"
   cp "$repo_root/SConstruct" "$work/"

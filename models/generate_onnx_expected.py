@@ -35,9 +35,9 @@ import numpy as np
 MODELS = Path(__file__).resolve().parent
 REPO = MODELS.parent
 sys.path.insert(0, str(REPO / "site_scons"))
-from iree_kernels import toolchains  # noqa: E402
-from iree_kernels.manifest import DEFAULT_OPSET  # noqa: E402
-from iree_kernels.targets import REPRODUCIBLE_FLAGS, TARGETS  # noqa: E402
+from iree_kernels.core import toolchains  # noqa: E402
+from iree_kernels.project.manifest import DEFAULT_OPSET  # noqa: E402
+from iree_kernels.ir.targets import REPRODUCIBLE_FLAGS, TARGETS  # noqa: E402
 
 DEFAULT = ("squeezenet", "bvlc_alexnet")
 SEED = 16

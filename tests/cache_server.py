@@ -148,7 +148,7 @@ class HostileServer:
                  delay: float = 1.0, data: Path | None = None) -> None:
         import hashlib
         import threading
-        from iree_kernels import remote_cache
+        from iree_kernels.cache import remote_cache
         self.mode, self.blob, self.delay, self.data = mode, blob, delay, data
         self.given_size = declared
         self.declared = len(blob) if declared is None else declared
@@ -187,7 +187,7 @@ class HostileServer:
             if "/ac/" in path:
                 result = self.action_result
                 if self.data is not None:
-                    from iree_kernels import remote_cache
+                    from iree_kernels.cache import remote_cache
                     stored = self.data / "ac" / path.rpartition("/")[2]
                     if not stored.is_file():
                         connection.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")

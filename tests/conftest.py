@@ -69,7 +69,7 @@ def project(tmp_path: Path) -> Project:
 
 def run_module(module: Path, device: str, function: str, inputs: list[str]) -> str:
     """The outputs iree-run-module prints for one call, as text."""
-    from iree_kernels import toolchains
+    from iree_kernels.core import toolchains
     argv = [toolchains.iree_tool("iree-run-module"), f"--module={module}",
             f"--device={device}", f"--function={function}", "--output_max_element_count=100000",
             *[f"--input={i}" for i in inputs]]
@@ -84,7 +84,7 @@ def reference_module(root: Path, target: str, model: str, source: str, out: Path
     its executable-sources program) must compute bit for bit. Uses the flag
     files the build wrote for ``model`` and ``target`` under ``root``/build.
     """
-    from iree_kernels import toolchains
+    from iree_kernels.core import toolchains
     here = f"build/{target}/{model}"
     if source.endswith(".onnx"):
         source = f"build/models/{model}.mlir"         # what the build imported it to
@@ -96,7 +96,7 @@ def reference_module(root: Path, target: str, model: str, source: str, out: Path
 
 
 def case_outputs(run_module: str, module: Path, case, device: str, out: Path, root: Path) -> list:
-    """Every result of one expected-outputs case (iree_kernels.expected_outputs.Case), exactly as computed.
+    """Every result of one expected-outputs case (iree_kernels.check.expected_outputs.Case), exactly as computed.
 
     ``@file`` inputs are relative to ``root``, the repo.
     """

@@ -7,7 +7,9 @@ import subprocess
 import zipfile
 
 from conftest import REPO
-from iree_kernels import relink, toolchains, vmfb
+from iree_kernels.module import relink
+from iree_kernels.core import toolchains
+from iree_kernels.ir import vmfb
 
 SAXPY_KERNELS = {"vulkan": ("kernels/vulkan/saxpy_128.glsl", 128),
                  "cuda": ("kernels/cuda/saxpy_256.cu", 256)}

@@ -10,8 +10,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from .errors import UserError
-from .init_project import init
+from iree_kernels.core.errors import UserError
+from iree_kernels.project.init_project import init
 
 
 def main(argv: list[str] | None = None) -> int:

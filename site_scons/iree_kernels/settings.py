@@ -14,14 +14,15 @@ import sys
 from dataclasses import dataclass
 from typing import Mapping
 
-from .integrity import KEY_FILE_VARIABLE, KEY_VARIABLE
-from .remote_cache import MAX_BLOB_MIB, MAX_RETRIES, URL_VARIABLE, redact
-from .scaffold import LANGUAGES, TARGET_LANGUAGES
-from .targets import PTX_ISA_VERSION, TARGETS
+from iree_kernels.check.benchmarks import BENCHMARK_FLAGS
+from iree_kernels.core.toolchains import TIMEOUT_DEFAULTS
+from iree_kernels.module.codegen_cache import EXECUTABLE_CACHE_TARGETS
+from iree_kernels.cache.integrity import KEY_FILE_VARIABLE, KEY_VARIABLE
+from iree_kernels.cache.remote_cache import MAX_BLOB_MIB, MAX_RETRIES, URL_VARIABLE, redact
+from iree_kernels.project.scaffold import LANGUAGES, TARGET_LANGUAGES
+from iree_kernels.ir.targets import PTX_ISA_VERSION, TARGETS
 
 ON_A_TERMINAL = "on a terminal"     # a boolean's default: yes where the output is a terminal
-# Where the codegen cache is on unless EXECUTABLE_CACHE says otherwise.
-EXECUTABLE_CACHE_TARGETS: tuple[str, ...] = ()
 _CODEGEN_FOLDER = "$BUILD_DIR/codegen-cache"
 _PTX_ISA = PTX_ISA_VERSION
 _PATH, _ESCAPED = "refused in a path", "escaped"
@@ -88,7 +89,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("DUMP", "what 'scons dump' writes: any of sources, configurations, binaries, "
             "benchmarks", "sources"),
     Setting("IREE_BENCHMARKFLAGS", "iree-benchmark-module flags of 'scons bench'",
-            "--benchmark_repetitions=5 --batch_size=100", dollar=_ESCAPED),
+            BENCHMARK_FLAGS, dollar=_ESCAPED),
     Setting("IREE_HOTSPOTFLAGS", "iree-benchmark-module flags of 'scons hotspots'",
             "--benchmark_repetitions=5 --benchmark_min_time=0.01s --batch_size=4"),
     Setting("SCAFFOLD", "for 'scons scaffold': MODEL/TARGET/EXECUTABLE to write a kernel "
@@ -101,13 +102,15 @@ SETTINGS: tuple[Setting, ...] = (
             "outputs for; empty: every model that has none"),
     Setting("SCAFFOLD_MANIFEST", "for 'scons scaffold': the manifest its entry is appended to",
             "kernels/scaffolded.toml", dollar=_PATH),
-    Setting("IREE_COMPILE_TIMEOUT", **_seconds("an iree-compile run may take", "3600")),
+    Setting("IREE_COMPILE_TIMEOUT", **_seconds("an iree-compile run may take",
+                                               TIMEOUT_DEFAULTS["IREE_COMPILE_TIMEOUT"])),
     Setting("KERNEL_COMPILE_TIMEOUT", **_seconds(
-        "a kernel compiler or checker (nvcc, clang, glslang, ptxas, spirv-val) may take", "600")),
+        "a kernel compiler or checker (nvcc, clang, glslang, ptxas, spirv-val) may take",
+        TIMEOUT_DEFAULTS["KERNEL_COMPILE_TIMEOUT"])),
     Setting("RUN_TIMEOUT", **_seconds(
-        "an iree-run-module or iree-benchmark-module run may take", "600")),
-    Setting("VERSION_TIMEOUT", **_seconds("a tool may take to print its --version", "30",
-                                          limit=False)),
+        "an iree-run-module or iree-benchmark-module run may take", TIMEOUT_DEFAULTS["RUN_TIMEOUT"])),
+    Setting("VERSION_TIMEOUT", **_seconds("a tool may take to print its --version",
+                                          TIMEOUT_DEFAULTS["VERSION_TIMEOUT"], limit=False)),
     Setting("LOCK_WAIT", **_seconds("to wait for another scons building in this checkout", "10",
                                     limit=False)),
     Setting("CACHE_DIR", "build cache folder shared between checkouts (environment: "

@@ -22,7 +22,7 @@ from __future__ import annotations
 import SCons.Builder
 import SCons.Util
 
-from iree_kernels import toolchains
+from iree_kernels.core import toolchains
 from iree_kernels.scons.escaping import program
 from iree_kernels.scons.headers import (CANONICAL_DEPFILE, NO_SOURCE_SCANNER, depfile_emitter,
                                         depfile_scanner)

@@ -5,7 +5,7 @@ Builder:
 
 Variables:
   GLSL_COMPILER     glslang (glslangValidator, default) or glslc
-  GLSL_TARGET_ENV   Vulkan version the SPIR-V is for, default iree_kernels.spirv.TARGET_ENV
+  GLSL_TARGET_ENV   Vulkan version the SPIR-V is for, default iree_kernels.binaries.spirv.TARGET_ENV
   GLSL_CPPPATH      include directories (shaders need #extension
                     GL_GOOGLE_include_directive : require); dependencies come from
                     the compiler's depfile, shader.spv.d, however includes are found.
@@ -24,7 +24,9 @@ from __future__ import annotations
 import SCons.Builder
 import SCons.Util
 
-from iree_kernels import settings, spirv, toolchains
+from iree_kernels import settings
+from iree_kernels.binaries import spirv
+from iree_kernels.core import toolchains
 from iree_kernels.scons.escaping import program
 from iree_kernels.scons.headers import (CANONICAL_DEPFILE, NO_SOURCE_SCANNER, depfile_emitter,
                                         depfile_scanner, package_include)

@@ -10,7 +10,7 @@ ROCm's device libraries are not available. Debian 12's clang 14 knows no
 gfx942; clang-19 (Debian 12) does, with lld-19 linking the code object.
 
 Variables:
-  HIP_ARCH          AMD GPU architecture, default the hip target's (iree_kernels.targets)
+  HIP_ARCH          AMD GPU architecture, default the hip target's (iree_kernels.ir.targets)
   HIP_CLANG         the clang (default: $HIP_CLANG in the environment, else clang-19
                     or newer on PATH)
   HIP_CLANGFLAGS    extra flags, default -O3
@@ -26,8 +26,8 @@ import SCons.Builder
 import SCons.Util
 
 import iree_kernels
-from iree_kernels import toolchains
-from iree_kernels.targets import TARGETS
+from iree_kernels.core import toolchains
+from iree_kernels.ir.targets import TARGETS
 from iree_kernels.scons.escaping import file_argument, program
 from iree_kernels.scons.headers import include_scanner
 from iree_kernels.scons.kernels import KernelCompiler, add_kernel_compiler, version_emitter

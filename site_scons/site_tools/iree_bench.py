@@ -27,14 +27,16 @@ import SCons.Action
 import SCons.Builder
 import SCons.Util
 
-from iree_kernels import benchmarks, expected_outputs, runtime, settings, toolchains
-from iree_kernels.program import Program
-from iree_kernels.files import write_atomically
+from iree_kernels.check import benchmarks, expected_outputs, runtime
+from iree_kernels import settings
+from iree_kernels.core import toolchains
+from iree_kernels.ir.program import Program
+from iree_kernels.core.files import write_atomically
 from iree_kernels.scons.escaping import program
 from iree_kernels.scons.module import DeclaredModule
 from iree_kernels.scons.reporting import reporting_user_errors
 from iree_kernels.scons.spawn import timeouts
-from iree_kernels.substitution import read_record
+from iree_kernels.module.substitution import read_record
 
 
 @reporting_user_errors

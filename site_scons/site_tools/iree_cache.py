@@ -3,7 +3,7 @@
 It is SCons's own CacheDir: every built file is stored under its build
 signature (the contents of everything it depends on, its command line, its
 repo-relative path), so any checkout with the same inputs and tools takes it
-instead of building it. This tool keeps the entries in ``iree_kernels.store``,
+instead of building it. This tool keeps the entries in ``iree_kernels.cache.store``,
 as the codegen cache does: beside each entry, ``<entry>.sha256`` is its digest
 record, signed where a key is configured, and an entry is used only if it is
 a regular file (a link is never followed), its record can be believed (with a
@@ -43,12 +43,12 @@ import SCons.Action
 import SCons.CacheDir
 import SCons.Script
 
-from iree_kernels import integrity, remote_cache
-from iree_kernels.errors import UserError
-from iree_kernels.files import NotRegularFile, is_regular
+from iree_kernels.cache import integrity, remote_cache
+from iree_kernels.core.errors import UserError
+from iree_kernels.core.files import NotRegularFile, is_regular
 from iree_kernels.scons import caches
 from iree_kernels.scons.reporting import fail
-from iree_kernels.store import Entry, Refused, Store
+from iree_kernels.cache.store import Entry, Refused, Store
 
 REMOTE_NAMESPACE = "scons"         # names this cache's entries on the remote cache
 

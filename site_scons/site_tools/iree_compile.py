@@ -35,12 +35,13 @@ import SCons.Builder
 import SCons.Scanner
 import SCons.Util
 
-from iree_kernels import executables, flag_files, toolchains, translation
-from iree_kernels.errors import UserError
-from iree_kernels.manifest import object_paths
-from iree_kernels.program import Program
-from iree_kernels.program_text import NotSplittable, executables_only, open_program
-from iree_kernels.files import scratch_folder, write_atomically
+from iree_kernels.ir import executables, translation
+from iree_kernels.core import flag_files, toolchains
+from iree_kernels.core.errors import UserError
+from iree_kernels.project.manifest import object_paths
+from iree_kernels.ir.program import Program
+from iree_kernels.ir.program_text import NotSplittable, executables_only, open_program
+from iree_kernels.core.files import scratch_folder, write_atomically
 from iree_kernels.scons.escaping import program
 from iree_kernels.scons.kernels import version_emitter
 from iree_kernels.scons.spawn import timeouts, whole_file_command

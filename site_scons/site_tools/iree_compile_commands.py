@@ -23,8 +23,8 @@ import json
 import SCons.Action
 import SCons.Subst
 
-from iree_kernels import toolchains
-from iree_kernels.files import write_atomically
+from iree_kernels.core import toolchains
+from iree_kernels.core.files import write_atomically
 from iree_kernels.scons.kernels import kernel_builder, kernel_compiler
 
 

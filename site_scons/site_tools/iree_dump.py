@@ -24,9 +24,12 @@ from pathlib import Path
 import SCons.Action
 import SCons.Builder
 
-from iree_kernels import dump, executables, selection, toolchains, translation
-from iree_kernels.program import Program
-from iree_kernels.files import write_atomically
+from iree_kernels.ir import dump, executables, translation
+from iree_kernels.ir import fingerprints
+from iree_kernels.module import selection
+from iree_kernels.core import toolchains
+from iree_kernels.ir.program import Program
+from iree_kernels.core.files import write_atomically
 from iree_kernels.scons.module import DeclaredModule
 from iree_kernels.scons.nodes import read_spec, spec_value
 from iree_kernels.scons.reporting import reporting_user_errors
@@ -73,7 +76,7 @@ def write_dump(target, source, env):
         model, env["IREE_DUMP_TARGET"],
         executables.read_executables(translated.read_text(), str(translated)),
         executables.read_executables(program, sources_dump),
-        selection.fingerprints(program, sources_dump), result.failures)
+        fingerprints.fingerprints(program, sources_dump), result.failures)
     if result.failures:
         text += (f"\nIREE's errors: {log}"
                  + ("; no benchmarks dumped: the model's compile fails" if "benchmarks" in after

@@ -6,7 +6,7 @@ Method:
       reference module (the front end's program compiled with no
       substitution: ``<module folder>/reference.vmfb``) and, in the
       ``expected`` alias, the step writing ``model.expected_file`` and the
-      ``.npy`` files it names (``iree_kernels.reference_outputs``). It never
+      ``.npy`` files it names (``iree_kernels.check.reference_outputs``). It never
       overwrites expected outputs.
 
 Variables: EXPECTED (the models; default: every model without expected outputs).
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import SCons.Action
 
-from iree_kernels.errors import UserError
+from iree_kernels.core.errors import UserError
 from iree_kernels.scons.escaping import escape
 from iree_kernels.scons.module import DeclaredModule
 from iree_kernels.scons.nodes import read_spec, spec_value
@@ -30,7 +30,7 @@ SHORT_COMSTR = "EXPECTED  $TARGET"
 
 @reporting_user_errors
 def write_expected(target, source, env):
-    from iree_kernels import reference_outputs     # numpy: only when 'scons expected' runs
+    from iree_kernels.check import reference_outputs  # numpy: only when 'scons expected' runs
     spec, reference = read_spec(source[0]), source[1]
     root = Path(env.Dir("#").abspath)
     if (root / spec["expected"]).exists():

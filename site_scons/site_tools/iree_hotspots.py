@@ -1,4 +1,4 @@
-"""SCons tool: the hotspot report of one model and target (library: iree_kernels.hotspots).
+"""SCons tool: the hotspot report of one model and target (library: iree_kernels.perf.hotspots).
 
 Builders:
   IreeHotspotBenchmarks  executables.mlir + options.flags + spec
@@ -29,13 +29,16 @@ import SCons.Builder
 import SCons.Script
 import SCons.Util
 
-from iree_kernels import benchmarks, hotspots, runtime, settings, toolchains
-from iree_kernels.files import write_atomically
+from iree_kernels.check import benchmarks, runtime
+from iree_kernels.perf import hotspots
+from iree_kernels import settings
+from iree_kernels.core import toolchains
+from iree_kernels.core.files import write_atomically
 from iree_kernels.scons.module import DeclaredModule
 from iree_kernels.scons.nodes import spec_value
 from iree_kernels.scons.reporting import reporting_user_errors
 from iree_kernels.scons.spawn import timeouts
-from iree_kernels.substitution import read_record
+from iree_kernels.module.substitution import read_record
 
 
 @reporting_user_errors

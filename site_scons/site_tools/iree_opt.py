@@ -11,7 +11,7 @@ derives the kernel again; each of the substitution's pipelines is one run of
 ``$IREE_OPT $IREE_OPTFLAGS --pass-pipeline=PIPELINE`` (a Python action: the
 pipelines are the manifest's text and never pass through SCons's
 substitution), limited by IREE_COMPILE_TIMEOUT. The result is checked to be
-the same executable (``iree_kernels.derived``) and substituted as a source kernel.
+the same executable (``iree_kernels.module.derived``) and substituted as a source kernel.
 
 Variables: IREE_OPT (default: the iree-opt beside $IREE_COMPILE), IREE_OPTFLAGS,
 IREE_OPTCOMSTR.
@@ -22,10 +22,11 @@ import SCons.Action
 import SCons.Builder
 import SCons.Util
 
-from iree_kernels import derived, executables, selection
-from iree_kernels.files import write_atomically
-from iree_kernels.manifest import Substitution
-from iree_kernels.program_text import executable_alone
+from iree_kernels.module import derived, selection
+from iree_kernels.ir import executables
+from iree_kernels.core.files import write_atomically
+from iree_kernels.project.manifest import Substitution
+from iree_kernels.ir.program_text import executable_alone
 from iree_kernels.scons.escaping import program
 from iree_kernels.scons.kernels import tool_version
 from iree_kernels.scons.nodes import read_spec, spec_value

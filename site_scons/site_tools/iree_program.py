@@ -59,12 +59,15 @@ import SCons.Builder
 import SCons.Script
 import SCons.Util
 
-from iree_kernels import (codegen_cache, executables, option_files, relink, remote_cache, selection,
-                          toolchains, translation)
-from iree_kernels.errors import UserError
-from iree_kernels.program import Program
-from iree_kernels.program_text import NotSplittable, open_program
-from iree_kernels.files import link_atomically, write_atomically
+from iree_kernels.module import codegen_cache, relink, selection
+from iree_kernels.ir import executables, translation
+from iree_kernels.project import option_files
+from iree_kernels.cache import remote_cache
+from iree_kernels.core import toolchains
+from iree_kernels.core.errors import UserError
+from iree_kernels.ir.program import Program
+from iree_kernels.ir.program_text import NotSplittable, open_program
+from iree_kernels.core.files import link_atomically, write_atomically
 from iree_kernels.scons.caches import shared_cache
 from iree_kernels.scons.nodes import read_spec, spec_value
 from iree_kernels.scons.reporting import fail, reporting_user_errors

@@ -21,13 +21,14 @@ from pathlib import Path
 
 import SCons.Script
 
-from iree_kernels import option_files, toolchains
-from iree_kernels.files import not_regular, remove_leftovers
-from iree_kernels.errors import UserError
-from iree_kernels.manifest import closest, load_project
-from iree_kernels.scaffold import LANGUAGES, TARGET_LANGUAGES
-from iree_kernels.targets import (KERNEL_KINDS, REPRODUCIBLE_FLAGS, TARGETS, kernel_kind,
-                                  module_targets, parse_archs, rejected_arch_message)
+from iree_kernels.project import option_files
+from iree_kernels.core import toolchains
+from iree_kernels.core.files import not_regular, remove_leftovers
+from iree_kernels.core.errors import UserError
+from iree_kernels.project.manifest import closest, load_project
+from iree_kernels.project.scaffold import LANGUAGES, TARGET_LANGUAGES
+from iree_kernels.ir.targets import REPRODUCIBLE_FLAGS, TARGETS, module_targets, parse_archs, rejected_arch_message
+from iree_kernels.kinds.registry import KERNEL_KINDS, kernel_kind
 from iree_kernels.scons.dry_run import list_every_step
 from iree_kernels.scons.kernels import kernel_compiler, tool_version
 from iree_kernels.scons.lock import lock_build_folder
@@ -38,7 +39,7 @@ from iree_kernels.scons.reporting import fail
 from iree_kernels.scons.signatures import trust_settled_signatures
 from iree_kernels.scons.spawn import PSpawn, Spawn, timeouts
 from iree_kernels.scons.variables import read_variables
-from iree_kernels.tool_versions import FILE as VERSIONS_FILE, VersionRecord
+from iree_kernels.core.tool_versions import FILE as VERSIONS_FILE, VersionRecord
 
 SHORT_COMSTRS = {
     "IREE_COMPILECOMSTR": "IREE     $TARGET",
@@ -362,7 +363,7 @@ def _declare_substitutions(env, model, where, subs, listing, resolved, kernels, 
 
 def _kernel_checks(env, where, checkers: dict) -> dict:
     """substitution.KernelChecks' fields for the module: the variables the kinds' checks read
-    (targets.KernelKind.check_settings; the module's architecture for its target's), and the
+    (registry.KernelKind.check_settings; the module's architecture for its target's), and the
     checkers' paths."""
     settings = {name: env[name] for kind in KERNEL_KINDS.values()
                 for name, _ in kind.check_settings if env.get(name) is not None}
@@ -372,7 +373,7 @@ def _kernel_checks(env, where, checkers: dict) -> dict:
 
 
 def _depend_on_option_files(env, flags, front_end, module) -> None:
-    """Files the options' flags name (iree_kernels.option_files): front-end ones run the front
+    """Files the options' flags name (iree_kernels.project.option_files): front-end ones run the front
     end again (``front_end``: what runs it), codegen ones the module's compile and the step it
     is compiled from (the program's assembly, or the unlinked module)."""
     top = env.Dir("#")                  # Dir.File: the path is not substituted

@@ -24,7 +24,7 @@ $ALLOW_DIRTY, and with $RELEASE_CHECK builds only after a passing, strict
 
 Timestamps come from $SOURCE_DATE_EPOCH (environment), else the last git
 commit's time, else 0. The record and archive themselves are written by
-``iree_kernels.release``.
+``iree_kernels.release.release``.
 """
 from __future__ import annotations
 
@@ -38,9 +38,9 @@ import SCons.Builder
 import SCons.Node.Python
 import SCons.Script
 
-from iree_kernels import release
-from iree_kernels.errors import UserError
-from iree_kernels.files import write_atomically
+from iree_kernels.release import release
+from iree_kernels.core.errors import UserError
+from iree_kernels.core.files import write_atomically
 from iree_kernels.scons.kernels import ToolVersion, versions_reached
 from iree_kernels.scons.module import DeclaredModule
 from iree_kernels.scons.reporting import fail, reporting_user_errors

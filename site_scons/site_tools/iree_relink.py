@@ -9,7 +9,7 @@ Methods:
   env.IreeRelinkedModule(module, program, options, spec, subs, replacements, resolved)
       where RELINK applies to the module (``relinkable``), declares ``module``
       as the model's unlinked module with each replaced executable's binary
-      put in (``iree_kernels.relink``) and returns it; else returns None.
+      put in (``iree_kernels.module.relink``) and returns it; else returns None.
 
 Per module, beside ``program`` (the front end's executables.mlir):
   unlinked/<model>.vmfb (``from_model``)
@@ -72,11 +72,12 @@ from pathlib import Path
 import SCons.Action
 import SCons.Builder
 
-from iree_kernels import codegen_cache, relink, selection, toolchains
-from iree_kernels.executables import import_bindings_aside
-from iree_kernels.errors import UserError
-from iree_kernels.files import put_in_place, remove_quietly, reserve_beside, scratch_folder, write_atomically
-from iree_kernels.program_text import (NotSplittable, executable_alone, executables_from_dumps,
+from iree_kernels.module import codegen_cache, relink, selection
+from iree_kernels.core import toolchains
+from iree_kernels.ir.executables import import_bindings_aside
+from iree_kernels.core.errors import UserError
+from iree_kernels.core.files import put_in_place, remove_quietly, reserve_beside, scratch_folder, write_atomically
+from iree_kernels.ir.program_text import (NotSplittable, executable_alone, executables_from_dumps,
                                        executables_only, open_program, resource_lines)
 from iree_kernels.scons.kernels import tool_version
 from iree_kernels.scons.module import EXECUTABLE_OPS, building_as_released, file_name

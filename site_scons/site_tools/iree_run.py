@@ -15,8 +15,9 @@ from __future__ import annotations
 import SCons.Action
 import SCons.Builder
 
-from iree_kernels import expected_outputs, runtime, toolchains
-from iree_kernels.files import write_atomically
+from iree_kernels.check import expected_outputs, runtime
+from iree_kernels.core import toolchains
+from iree_kernels.core.files import write_atomically
 from iree_kernels.scons.escaping import escape, program
 from iree_kernels.scons.module import DeclaredModule, case_files, expected_cases, skipped, wanted
 from iree_kernels.scons.reporting import reporting_user_errors

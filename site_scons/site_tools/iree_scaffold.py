@@ -1,7 +1,7 @@
 """SCons tool: 'scons scaffold' writes a kernel skeleton and its manifest entry.
 
 Builder-less: ``env.IreeScaffold(declared, listing, executable, language, manifest)``
-declares the ``scaffold`` alias, whose action renders ``iree_kernels.scaffold``
+declares the ``scaffold`` alias, whose action renders ``iree_kernels.project.scaffold``
 for one executable of a module IreeKernelProject declared into
 ``kernels/<target>/`` and appends the entry to a manifest. It never overwrites
 a kernel.
@@ -14,10 +14,12 @@ from pathlib import Path
 
 import SCons.Action
 
-from iree_kernels import executables, scaffold, selection
-from iree_kernels.errors import UserError
-from iree_kernels.files import read_text
-from iree_kernels.files import write_atomically
+from iree_kernels.ir import executables
+from iree_kernels.project import scaffold
+from iree_kernels.ir import fingerprints
+from iree_kernels.core.errors import UserError
+from iree_kernels.core.files import read_text
+from iree_kernels.core.files import write_atomically
 from iree_kernels.scons.escaping import escape
 from iree_kernels.scons.module import DeclaredModule
 from iree_kernels.scons.reporting import reporting_user_errors
@@ -37,7 +39,7 @@ def write_scaffold(target, source, env):
                         f"unknown: {listing} says why; scaffold it as LANGUAGE=mlir, or write a "
                         "wrapped kernel (mode = \"wrapped\") with its own launch shape")
     dumped = sorted(listing.parent.glob(f"sources/*_{name}.mlir"))
-    fingerprint = selection.fingerprints(sources_dump.read_text(), str(sources_dump))[name]
+    fingerprint = fingerprints.fingerprints(sources_dump.read_text(), str(sources_dump))[name]
     result = scaffold.skeleton(spec["language"], spec["model"], spec["target"], found[name],
                                translated.get(name, found[name]), dumped[0].read_text() if dumped else "",
                                fingerprint[:len("sha256:") + 16])

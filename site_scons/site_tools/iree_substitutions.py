@@ -3,7 +3,7 @@
 Builders:
   IreeOptionsFile        Value(JSON list of flags) -> options.flags
   IreeExecutableListing  executables.ops.mlir -> executables.json: each executable's exports,
-                         layout, tensors and fingerprint (iree_kernels.listing), which the
+                         layout, tensors and fingerprint (iree_kernels.ir.listing), which the
                          steps below read instead of parsing MLIR
   IreeResolve            Value(JSON substitutions) + executables.json
                          -> resolved.json: the executable each substitution's selector
@@ -38,12 +38,15 @@ import SCons.Builder
 
 from pathlib import Path
 
-from iree_kernels import flag_files, listing, selection, spirv, substitution
-from iree_kernels.errors import UserError
-from iree_kernels.manifest import Substitution
-from iree_kernels.workgroups import ExpressionError
-from iree_kernels.wrappers import render_wrapper
-from iree_kernels.files import write_atomically
+from iree_kernels.core import flag_files
+from iree_kernels.ir import listing
+from iree_kernels.module import selection, substitution
+from iree_kernels.binaries import spirv
+from iree_kernels.core.errors import UserError
+from iree_kernels.project.manifest import Substitution
+from iree_kernels.ir.workgroups import ExpressionError
+from iree_kernels.ir.wrappers import render_wrapper
+from iree_kernels.core.files import write_atomically
 from iree_kernels.scons.nodes import read_spec
 from iree_kernels.scons.reporting import reporting_user_errors
 from iree_kernels.scons.spawn import timeouts

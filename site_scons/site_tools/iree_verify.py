@@ -27,20 +27,22 @@ from pathlib import Path
 import SCons.Action
 import SCons.Builder
 
-from iree_kernels import benchmarks, expected_outputs, runtime, selection, toolchains
-from iree_kernels.errors import UserError
-from iree_kernels.files import scratch_folder, write_atomically
+from iree_kernels.check import benchmarks, expected_outputs, runtime
+from iree_kernels.module import selection
+from iree_kernels.core import toolchains
+from iree_kernels.core.errors import UserError
+from iree_kernels.core.files import scratch_folder, write_atomically
 from iree_kernels.scons.escaping import escape
 from iree_kernels.scons.module import (DeclaredModule, case_files, expected_cases, file_name,
                                        skipped)
 from iree_kernels.scons.reporting import reporting_user_errors
 from iree_kernels.scons.spawn import timeouts
-from iree_kernels.substitution import read_record
+from iree_kernels.module.substitution import read_record
 
 
 @reporting_user_errors
 def write_harnesses(target, source, env):
-    from iree_kernels import verification      # numpy: only where a verification runs
+    from iree_kernels.check import verification  # numpy: only where a verification runs
     program, options, record = (s.abspath for s in source[:3])
     names = sorted({a.executable for a in read_record(Path(record).read_text()).substitutions})
     expected = source[3].get_path() if len(source) > 3 else None
@@ -56,7 +58,7 @@ def write_harnesses(target, source, env):
 
 @reporting_user_errors
 def build_harness_modules(target, source, env):
-    from iree_kernels import verification      # numpy: only where a verification runs
+    from iree_kernels.check import verification  # numpy: only where a verification runs
     harnesses, options, record, resolved, wanted = source[:5]
     wanted = json.loads(wanted.read())
     landing = selection.loads(resolved.get_text_contents())[wanted["key"]]
@@ -102,7 +104,7 @@ def _compile_both(env, harness: str, options: str, flags: list[str], iree_module
 
 @reporting_user_errors
 def run_verification(target, source, env):
-    from iree_kernels import verification      # numpy: only where a verification runs
+    from iree_kernels.check import verification  # numpy: only where a verification runs
     plan = verification.from_json(source[0].get_text_contents(), str(source[0]))
     if plan.note:
         summary = f"verify: skipped {verification.describe(plan)}: {plan.note}\n"
@@ -156,7 +158,7 @@ def declare_verification(env, declared: DeclaredModule) -> list:
                                              *declared.kernels[sub.key].nodes])
         if not runnable:
             nodes += [plan, skip(f"no '{driver}' device on this machine; python -m "
-                                 f"iree_kernels.verification {stem} --device="
+                                 f"iree_kernels.check.verification {stem} --device="
                                  f"{target.run_device} runs it where there is one")]
             continue
         verified = env.IreeVerify(folder.File(f"{file_name(sub.key)}.verified"), plan,

@@ -5,7 +5,7 @@ Builder:
 
 Method:
   env.IreeImportedModel(model, folder)
-      for a manifest model (iree_kernels.manifest.Model) whose source is
+      for a manifest model (iree_kernels.project.manifest.Model) whose source is
       ``.onnx``: declares its import into ``folder/<model name>.mlir`` and
       returns the model with that file as its source, so every step after
       it (dumps, modules, checks) reads the imported MLIR. Other models are
@@ -46,9 +46,9 @@ import SCons.Errors
 import SCons.Scanner
 import SCons.Util
 
-from iree_kernels.errors import UserError
-from iree_kernels.manifest import DEFAULT_OPSET
-from iree_kernels.onnx_importer import external_data, failure_reason, importer_versions
+from iree_kernels.core.errors import UserError
+from iree_kernels.project.manifest import DEFAULT_OPSET
+from iree_kernels.importers.onnx_importer import external_data, failure_reason, importer_versions
 from iree_kernels.scons.escaping import program
 from iree_kernels.scons.imports import ImportCommand, manifest_entry, package_versions, register_importer
 from iree_kernels.scons.kernels import version_emitter

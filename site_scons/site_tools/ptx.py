@@ -5,7 +5,7 @@ Builder:
 
 Variables:
   CUDA_COMPILER     nvcc (default) or clang
-  CUDA_ARCH         one GPU architecture, default the cuda target's (iree_kernels.targets;
+  CUDA_ARCH         one GPU architecture, default the cuda target's (iree_kernels.ir.targets;
                     iree_project gives each
                     builder call one of the build's CUDA_ARCH list)
   CUDA_CPPPATH      include directories (dependencies come from the compiler's
@@ -28,8 +28,9 @@ import SCons.Builder
 import SCons.Util
 
 import iree_kernels
-from iree_kernels import settings, toolchains
-from iree_kernels.targets import TARGETS
+from iree_kernels import settings
+from iree_kernels.core import toolchains
+from iree_kernels.ir.targets import TARGETS
 from iree_kernels.scons.escaping import file_argument, program
 from iree_kernels.scons.headers import (CANONICAL_DEPFILE, NO_SOURCE_SCANNER, depfile_emitter,
                                         depfile_scanner, package_include)

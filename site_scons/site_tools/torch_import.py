@@ -32,11 +32,11 @@ import sys
 import SCons.Builder
 import SCons.Util
 
-from iree_kernels.onnx_importer import failure_reason
+from iree_kernels.importers.onnx_importer import failure_reason
 from iree_kernels.scons.escaping import file_argument, program
 from iree_kernels.scons.imports import ImportCommand, manifest_entry, package_versions, register_importer
 from iree_kernels.scons.kernels import version_emitter
-from iree_kernels.torch_importer import SCRIPT, importer_versions
+from iree_kernels.importers.torch_importer import SCRIPT, importer_versions
 
 SHORT_COMSTR = "IMPORT   $TARGET"
 

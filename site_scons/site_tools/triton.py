@@ -5,7 +5,7 @@ Builders:
                    the second target is Triton's metadata: workgroup_size, workgroup_local_memory
   TritonInterface  Value(substitution) + executables.json + resolved.json -> interface.json:
                    the function, constexprs, num_warps, num_stages, the entry name and the
-                   signature the executable's layout gives (iree_kernels.triton_kernels)
+                   signature the executable's layout gives (iree_kernels.kinds.triton_kernels)
 
 A Triton kernel's signature comes from the executable it replaces (one pointer
 per binding, typed like the binding's tensors, then one i32 per push constant),
@@ -38,11 +38,14 @@ import SCons.Action
 import SCons.Builder
 import SCons.Scanner
 
-from iree_kernels import listing, selection, settings, substitution, toolchains
-from iree_kernels import triton_kernels
-from iree_kernels.files import not_regular
-from iree_kernels.manifest import Substitution
-from iree_kernels.files import write_atomically
+from iree_kernels.ir import listing
+from iree_kernels.module import selection, substitution
+from iree_kernels import settings
+from iree_kernels.core import toolchains
+from iree_kernels.kinds import triton_kernels
+from iree_kernels.core.files import not_regular
+from iree_kernels.project.manifest import Substitution
+from iree_kernels.core.files import write_atomically
 from iree_kernels.scons.escaping import file_argument, program
 from iree_kernels.scons.kernels import KernelCompiler, ToolVersion, add_kernel_compiler
 from iree_kernels.scons.nodes import named_value, read_spec

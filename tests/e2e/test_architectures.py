@@ -6,8 +6,8 @@ import subprocess
 import pytest
 
 from conftest import REPO
-from iree_kernels import toolchains
-from iree_kernels.targets import TARGETS
+from iree_kernels.core import toolchains
+from iree_kernels.ir.targets import TARGETS
 
 needs_nvcc = pytest.mark.skipif(toolchains.nvcc() is None, reason="no nvcc (./setup.sh installs one)")
 needs_hip_clang = pytest.mark.skipif(toolchains.hip_clang() is None,

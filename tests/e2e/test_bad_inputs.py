@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
-from iree_kernels import toolchains
+from iree_kernels.core import toolchains
 
 MLP_CASE_INPUTS = tomllib.loads((REPO / "models/mlp.expected.toml").read_text())["case"][0]["inputs"]
 BASE = """

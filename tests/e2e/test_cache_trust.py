@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from conftest import MLP_SQUARE_RELU, REPO, Project, umask
-from iree_kernels import toolchains
-from iree_kernels.integrity import Trust
+from iree_kernels.core import toolchains
+from iree_kernels.cache.integrity import Trust
 
 MANIFEST = MLP_SQUARE_RELU
 FILES = ["models/mlp.mlir", "kernels/llvm-cpu/mlp_square_relu.mlir"]

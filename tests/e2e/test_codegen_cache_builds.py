@@ -19,8 +19,10 @@ import pytest
 
 from conftest import REPO, Project, case_outputs, run_module
 from harness import scons
-from iree_kernels import expected_outputs, codegen_cache, runtime, toolchains
-from iree_kernels.manifest import load_project
+from iree_kernels.check import expected_outputs, runtime
+from iree_kernels.module import codegen_cache
+from iree_kernels.core import toolchains
+from iree_kernels.project.manifest import load_project
 
 sys.path.insert(0, str(REPO / "models"))
 import generate_layers  # noqa: E402

@@ -9,7 +9,7 @@ import sys
 
 from conftest import REPO, SAXPY_C
 from harness import scons
-from iree_kernels import toolchains
+from iree_kernels.core import toolchains
 
 README = (REPO / "README.md").read_text()
 # The README's two-line SConstruct, as a user copies it.

@@ -23,7 +23,8 @@ import numpy as np
 import pytest
 
 from conftest import REPO, Project
-from iree_kernels import runtime, toolchains
+from iree_kernels.check import runtime
+from iree_kernels.core import toolchains
 
 pytest.importorskip("onnx")
 pytest.importorskip("iree.turbine")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import REPO
-from iree_kernels import toolchains
+from iree_kernels.core import toolchains
 
 pytestmark = pytest.mark.skipif(toolchains.nvcc() is None, reason="no nvcc (./setup.sh installs one)")
 

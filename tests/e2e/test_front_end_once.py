@@ -18,8 +18,9 @@ import numpy as np
 import pytest
 
 from conftest import REPO, case_outputs, reference_module
-from iree_kernels import expected_outputs, runtime, toolchains
-from iree_kernels.manifest import load_project
+from iree_kernels.check import expected_outputs, runtime
+from iree_kernels.core import toolchains
+from iree_kernels.project.manifest import load_project
 
 RUN_MODULE = toolchains.iree_tool("iree-run-module")
 DEVICES = {"llvm-cpu": "local-sync", "vulkan": "vulkan"}

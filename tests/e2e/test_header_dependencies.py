@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import REPO
-from iree_kernels import toolchains
+from iree_kernels.core import toolchains
 
 # The demo kernels, their grid helper taken from a folder given only by a flag.
 CUDA_KERNEL = (REPO / "kernels/cuda/elementwise.cu").read_text().replace(

@@ -16,7 +16,8 @@ import pytest
 
 from conftest import REPO
 from harness import scons
-from iree_kernels import release, toolchains
+from iree_kernels.release import release
+from iree_kernels.core import toolchains
 from test_bad_inputs import (BASE, C, EW, FIFO, FOLDER, GLSL, PWNED, SQUARE, Case, Link, line_of,
                              run_bad_input, sub)
 
@@ -510,7 +511,7 @@ def test_executable_names_written_like_code_in_a_model_run_nothing(project, tmp_
 ], ids=["verify-false", "no-device"])
 def test_a_selector_holding_code_is_printed_by_verify_never_run(project, target, extra, args):
     """The differential check's skip lines name the substitution by its selector, as written."""
-    from iree_kernels import runtime
+    from iree_kernels.check import runtime
     if target == "cuda" and "cuda" in runtime.available_drivers(toolchains.iree_tool("iree-run-module")):
         pytest.skip("a CUDA device is here: the check would run")
     project.copy(REPO / "models/mlp.mlir", "models/mlp.mlir")

@@ -9,7 +9,8 @@ import sys
 import pytest
 
 from conftest import DATA, REPO
-from iree_kernels import runtime, toolchains
+from iree_kernels.check import runtime
+from iree_kernels.core import toolchains
 
 RUN_MODULE = toolchains.iree_tool("iree-run-module") or "iree-run-module"
 
@@ -83,7 +84,7 @@ def test_times_again_without_compiling_again_and_one_file_builds_one_report(net)
     assert again.ran("HOTBENCH") == []
     # Where there is no compiler: time the compiled modules again with the library alone.
     before = net.read("build/llvm-cpu/net/hotspots.json")
-    timed = subprocess.run([sys.executable, "-m", "iree_kernels.hotspots",
+    timed = subprocess.run([sys.executable, "-m", "iree_kernels.perf.hotspots",
                             "build/llvm-cpu/net/hotspots.json", "--flags=--batch_size=2"],
                            cwd=net.root, capture_output=True, text=True, timeout=600,
                            env={**os.environ, "PYTHONPATH": str(REPO / "site_scons")})

@@ -14,7 +14,8 @@ import pytest
 
 from conftest import REPO
 from harness import scons
-from iree_kernels import runtime, toolchains
+from iree_kernels.check import runtime
+from iree_kernels.core import toolchains
 
 OLDEST = REPO / ".venv/iree-oldest"
 VERSION = next(line.split("==")[1] for line in (REPO / "requirements-iree-oldest.txt")

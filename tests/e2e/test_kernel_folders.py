@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import REPO, Project, run_module
-from iree_kernels import toolchains
+from iree_kernels.core import toolchains
 
 MODEL = """\
 func.func @add(%a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<8xf32> {

@@ -12,15 +12,15 @@ import sys
 import pytest
 
 from conftest import REPO, SAXPY_C
-from iree_kernels import toolchains
+from iree_kernels.core import toolchains
 
-# The entries a new language adds to iree_kernels.targets.KERNEL_KINDS: C under another
+# The entries a new language adds to iree_kernels.kinds.registry.KERNEL_KINDS: C under another
 # suffix, compiled to an object of its own kind, which a checker of its own checks with a
 # setting of its own (FAKE_LEVEL, from the SConstruct's environment).
 SCONSTRUCT = """\
 import os
-from iree_kernels import toolchains
-from iree_kernels.targets import KERNEL_KINDS, KernelKind
+from iree_kernels.core import toolchains
+from iree_kernels.kinds.registry import KERNEL_KINDS, KernelKind
 
 def check(planned, settings, checker, timeouts):
     toolchains.run([checker, planned.path, settings["FAKE_LEVEL"]], planned.path,
@@ -36,7 +36,7 @@ Environment(tools=["iree_project"], toolpath=["tools"],
             FAKE_LEVEL=os.environ.get("FAKE_LEVEL", "lenient")).IreeKernelProject()
 """
 TOOL = """\
-from iree_kernels import toolchains
+from iree_kernels.core import toolchains
 from iree_kernels.scons.kernels import KernelCompiler, add_kernel_compiler, version_emitter
 from iree_kernels.scons.spawn import whole_file_command
 

@@ -21,7 +21,8 @@ import shutil
 import pytest
 
 from conftest import REPO
-from iree_kernels import runtime, toolchains
+from iree_kernels.check import runtime
+from iree_kernels.core import toolchains
 
 RUN_MODULE = toolchains.iree_tool("iree-run-module")
 MODELS = ("squeezenet", "bvlc_alexnet")

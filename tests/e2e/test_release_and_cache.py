@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, Project
-from iree_kernels import release, toolchains
+from iree_kernels.release import release
+from iree_kernels.core import toolchains
 
 pytestmark = pytest.mark.skipif(toolchains.on_path("glslangValidator") is None,
                                 reason="no glslangValidator (./setup.sh installs glslang-tools)")

@@ -14,7 +14,7 @@ import pytest
 
 from conftest import REPO, run_module
 from harness import scons_argv
-from iree_kernels import toolchains
+from iree_kernels.core import toolchains
 
 TARGETS = "IREE_TARGETS=llvm-cpu,vulkan" + (",cuda" if toolchains.nvcc() else "")
 

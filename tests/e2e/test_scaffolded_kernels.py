@@ -18,7 +18,8 @@ import importlib.util
 import pytest
 
 from conftest import DATA, REPO
-from iree_kernels import runtime, toolchains
+from iree_kernels.check import runtime
+from iree_kernels.core import toolchains
 from max_pool_skeleton import OFFSET, remove_offset, scaffold_and_fill, squeezenet_project
 
 RUN_MODULE = toolchains.iree_tool("iree-run-module") or "iree-run-module"

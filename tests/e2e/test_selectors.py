@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 from conftest import REPO, run_module
-from iree_kernels import runtime, toolchains
+from iree_kernels.check import runtime
+from iree_kernels.core import toolchains
 
 sys.path.insert(0, str(REPO / "models"))
 from generate_layers import Layer, arguments, example_input, model_mlir  # noqa: E402

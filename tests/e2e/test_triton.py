@@ -15,7 +15,7 @@ import re
 import pytest
 
 from conftest import REPO
-from iree_kernels import toolchains
+from iree_kernels.core import toolchains
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("triton") is None,
                                 reason="no triton (./setup.sh installs it)")

@@ -58,8 +58,8 @@ def _squeezenet(project) -> None:
 
 def _iree_source(project, target: str) -> str:
     """IREE's own source of the max pool, as scons dump writes it."""
-    from iree_kernels.executables import read_executables
-    from iree_kernels.program import Program
+    from iree_kernels.ir.executables import read_executables
+    from iree_kernels.ir.program import Program
     project.scons(f"build/{target}/squeezenet/executables.mlir")
     text = project.read(f"build/{target}/squeezenet/executables.mlir")
     name, = [n for n, e in read_executables(text).items()
@@ -110,7 +110,8 @@ def test_a_faithful_copy_matches_and_broken_ones_fail_saying_where(project):
 
 
 def test_a_kernel_covering_part_of_the_grid_fails_on_vulkan(project):
-    from iree_kernels import runtime, toolchains
+    from iree_kernels.check import runtime
+    from iree_kernels.core import toolchains
     if "vulkan" not in runtime.available_drivers(toolchains.iree_tool("iree-run-module")):
         pytest.skip("no Vulkan device (lavapipe) here")
     _squeezenet(project)
@@ -199,8 +200,8 @@ void matmul(const float *a, const float *w, float *out, uint32_t a_offset, uint3
 
 
 def test_an_executable_dispatched_at_several_sites_is_checked_at_each(project):
-    from iree_kernels.executables import read_executables
-    from iree_kernels.program import Program
+    from iree_kernels.ir.executables import read_executables
+    from iree_kernels.ir.program import Program
     project.write("models/layers.mlir", LAYERS)
     project.write("kernels/layers.toml", LAYERS_MANIFEST)
     project.write("kernels/matmul.c", MATMUL_C.replace("WRONG", ""))

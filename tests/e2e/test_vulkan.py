@@ -6,7 +6,8 @@ import subprocess
 import pytest
 
 from conftest import REPO, run_module
-from iree_kernels import runtime, toolchains
+from iree_kernels.check import runtime
+from iree_kernels.core import toolchains
 
 pytestmark = pytest.mark.skipif(toolchains.on_path("glslangValidator") is None,
                                 reason="no glslangValidator (./setup.sh installs glslang-tools)")

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from conftest import REPO, run_module
-from iree_kernels import toolchains
+from iree_kernels.core import toolchains
 
 MANIFEST = """
 [models.mlp]

@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 
 from conftest import REPO, run_module
-from iree_kernels import runtime, toolchains
+from iree_kernels.check import runtime
+from iree_kernels.core import toolchains
 
 needs_clang = pytest.mark.skipif(toolchains.on_path("clang") is None, reason="no clang")
 needs_vulkan = pytest.mark.skipif(

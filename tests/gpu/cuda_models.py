@@ -6,8 +6,9 @@ import pytest
 
 from conftest import REPO, SCONS, reference_module
 from harness import scons
-from iree_kernels import runtime, toolchains
-from iree_kernels.manifest import load_project
+from iree_kernels.check import runtime
+from iree_kernels.core import toolchains
+from iree_kernels.project.manifest import load_project
 
 RUN_MODULE = toolchains.iree_tool("iree-run-module") or "iree-run-module"
 NEEDS_CUDA = [

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import REPO
 from cuda_models import ARCHS, NEEDS_CUDA, RUN_MODULE, build_cuda_modules, cuda_models
-from iree_kernels import expected_outputs
+from iree_kernels.check import expected_outputs
 
 pytestmark = NEEDS_CUDA
 

@@ -20,7 +20,7 @@ import pytest
 
 from conftest import REPO, case_outputs
 from cuda_models import NEEDS_CUDA, REFERENCE, RUN_MODULE, build_cuda_modules, cuda_models
-from iree_kernels import expected_outputs
+from iree_kernels.check import expected_outputs
 
 PLAIN = REPO / "build/plain"
 pytestmark = NEEDS_CUDA

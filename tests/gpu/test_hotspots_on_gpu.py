@@ -8,7 +8,7 @@ build/hotspots-gpu/ (made here, with the compiler, by
 
     PYTHONPATH=tests:site_scons ./setup.sh python tests/gpu/test_hotspots_on_gpu.py
 
-then carry build/ there) with ``python -m iree_kernels.hotspots``, as a user
+then carry build/ there) with ``python -m iree_kernels.perf.hotspots``, as a user
 without a compiler would. Either way: every static executable is timed on the
 GPU, the matmul ranks first, the executable dispatched twice counts twice.
 """
@@ -25,7 +25,8 @@ import pytest
 
 from conftest import DATA, REPO, SCONS, Project
 from cuda_models import NEEDS_CUDA
-from iree_kernels import hotspots, toolchains
+from iree_kernels.perf import hotspots
+from iree_kernels.core import toolchains
 
 pytestmark = NEEDS_CUDA
 CARRIED = REPO / "build/hotspots-gpu"
@@ -50,7 +51,7 @@ def report(tmp_path_factory) -> dict:
         return json.loads(project.read(REPORT))
     if not (CARRIED / REPORT).is_file():
         pytest.fail(f"{CARRIED / REPORT} is not built: see this file's docstring")
-    subprocess.run([sys.executable, "-m", "iree_kernels.hotspots", REPORT], cwd=CARRIED,
+    subprocess.run([sys.executable, "-m", "iree_kernels.perf.hotspots", REPORT], cwd=CARRIED,
                    check=True, timeout=600,
                    env={**os.environ, "PYTHONPATH": str(REPO / "site_scons")})
     return json.loads((CARRIED / REPORT).read_text())

@@ -26,9 +26,10 @@ import pytest
 
 from conftest import REPO, SCONS, case_outputs
 from cuda_models import IREE_WRONG_ON_NVIDIA_VULKAN, NEEDS_CUDA, RUN_MODULE, build_repo
-from iree_kernels import expected_outputs, runtime, toolchains
-from iree_kernels.comparison import mismatch
-from iree_kernels.manifest import load_project
+from iree_kernels.check import expected_outputs, runtime
+from iree_kernels.core import toolchains
+from iree_kernels.check.comparison import mismatch
+from iree_kernels.project.manifest import load_project
 
 MANIFEST = REPO / "kernels/onnx.toml"
 PLAIN = REPO / "build/plain-onnx"

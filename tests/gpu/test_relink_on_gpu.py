@@ -10,7 +10,7 @@ import pytest
 
 from conftest import Project, run_module
 from cuda_models import NEEDS_CUDA
-from iree_kernels import toolchains
+from iree_kernels.core import toolchains
 from relink_projects import (SAXPY_KERNELS, SAXPY_OBJECT, assert_same_module, iree_compiles_own,
                              saxpy_object_on_cuda, saxpy_wrapped)
 

@@ -20,7 +20,8 @@ import pytest
 
 from conftest import REPO, Project
 from cuda_models import NEEDS_CUDA, RUN_MODULE
-from iree_kernels import toolchains, verification
+from iree_kernels.core import toolchains
+from iree_kernels.check import verification
 from max_pool_skeleton import OFFSET, remove_offset, scaffold_and_fill, squeezenet_project
 
 pytestmark = NEEDS_CUDA

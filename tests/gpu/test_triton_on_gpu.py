@@ -19,7 +19,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parents[1]))
 from conftest import REPO, SCONS, run_module  # noqa: E402
 from harness import scons  # noqa: E402
-from iree_kernels import runtime, toolchains, verification  # noqa: E402
+from iree_kernels.check import runtime, verification  # noqa: E402
+from iree_kernels.core import toolchains
 
 RUN_MODULE = toolchains.iree_tool("iree-run-module") or "iree-run-module"
 ROOT = REPO / "build/triton-gpu"

@@ -35,7 +35,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parents[1]))
 from conftest import REPO, SCONS  # noqa: E402
 from harness import scons  # noqa: E402
-from iree_kernels import benchmarks, hotspots, runtime, toolchains, verification  # noqa: E402
+from iree_kernels.check import benchmarks, runtime, verification  # noqa: E402
+from iree_kernels.perf import hotspots
+from iree_kernels.core import toolchains
 
 RUN_MODULE = toolchains.iree_tool("iree-run-module") or "iree-run-module"
 BENCHMARK_MODULE = toolchains.iree_tool("iree-benchmark-module") or "iree-benchmark-module"

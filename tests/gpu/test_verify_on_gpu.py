@@ -13,7 +13,7 @@ import pytest
 from conftest import REPO
 from cuda_models import (IREE_WRONG_ON_NVIDIA_VULKAN, NEEDS_CUDA, RUN_MODULE,
                          build_verification_plans)
-from iree_kernels import runtime, verification
+from iree_kernels.check import runtime, verification
 
 NEEDS_VULKAN = pytest.mark.skipif("vulkan" not in runtime.available_drivers(RUN_MODULE),
                                   reason="no Vulkan device (iree-run-module --list_devices)")

@@ -1,4 +1,4 @@
-"""iree_kernels.benchmarks: timings read from iree-benchmark-module's JSON, and the table of them."""
+"""iree_kernels.check.benchmarks: timings read from iree-benchmark-module's JSON, and the table of them."""
 from __future__ import annotations
 
 import json
@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from iree_kernels import benchmarks
-from iree_kernels.benchmarks import Result
+from iree_kernels.check import benchmarks
+from iree_kernels.check.benchmarks import Result
 
 # What iree-benchmark-module --benchmark_format=json prints: repetitions, then aggregates.
 RUNS = {"benchmarks": [

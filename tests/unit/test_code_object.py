@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from iree_kernels import toolchains
-from iree_kernels.errors import UserError
-from iree_kernels.executables import Binding, Executable, Export, Layout
-from iree_kernels.code_object import MACHINES, check_hsaco, read_hsaco
+from iree_kernels.core import toolchains
+from iree_kernels.core.errors import UserError
+from iree_kernels.ir.executables import Binding, Executable, Export, Layout
+from iree_kernels.binaries.code_object import MACHINES, check_hsaco, read_hsaco
 
 CLANG = toolchains.hip_clang()
 needs_clang = pytest.mark.skipif(CLANG is None, reason="no clang-19 (./setup.sh installs it)")

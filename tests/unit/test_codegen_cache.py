@@ -7,11 +7,14 @@ import subprocess
 import pytest
 
 from conftest import REPO
-from iree_kernels import codegen_cache, spirv, toolchains
-from iree_kernels.codegen_cache import entry_key, normalized, not_cacheable
-from iree_kernels.errors import UserError
-from iree_kernels.program import Program, ProgramExecutable
-from iree_kernels.targets import TARGETS
+from iree_kernels.module import codegen_cache
+from iree_kernels.binaries import spirv
+from iree_kernels.core import toolchains
+from iree_kernels.ir.fingerprints import PLACEHOLDER, normalized
+from iree_kernels.module.codegen_cache import entry_key, not_cacheable
+from iree_kernels.core.errors import UserError
+from iree_kernels.ir.program import Program, ProgramExecutable
+from iree_kernels.ir.targets import TARGETS
 from test_program import linking_object
 
 EXPORT = ("    hal.executable.export public @{name}_elementwise_4_f32 ordinal(0) "
@@ -61,8 +64,8 @@ def plan(text: str, *args, **kwargs):
 def test_normalizing_replaces_the_own_name_only_as_a_whole_symbol():
     text = executable("main_dispatch_1").replace("1.0 : f32", "1.0 : f32 // main_dispatch_10 xmain_dispatch_1")
     source = normalized(ProgramExecutable("main_dispatch_1", "private", text))
-    assert source.startswith(f"hal.executable public @{codegen_cache.PLACEHOLDER} {{")
-    assert f"@{codegen_cache.PLACEHOLDER}_elementwise_4_f32" in source
+    assert source.startswith(f"hal.executable public @{PLACEHOLDER} {{")
+    assert f"@{PLACEHOLDER}_elementwise_4_f32" in source
     assert "main_dispatch_10 xmain_dispatch_1" in source
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from iree_kernels.comparison import Tolerance, mismatch, parse_value, ulp_distance
+from iree_kernels.check.comparison import Tolerance, mismatch, parse_value, ulp_distance
 
 
 def test_values_are_read_as_iree_run_module_writes_them(tmp_path):
@@ -48,7 +48,7 @@ def test_a_nan_matches_any_nan_unless_bitwise():
 
 
 def test_bitwise_is_a_tolerance_key_of_manifests_that_must_be_a_boolean():
-    from iree_kernels.comparison import TOLERANCE_KEYS, tolerance_error
+    from iree_kernels.check.comparison import TOLERANCE_KEYS, tolerance_error
     assert "bitwise" in TOLERANCE_KEYS
     assert tolerance_error("bitwise", True) is None
     assert "must be true or false" in tolerance_error("bitwise", 1)

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from iree_kernels.depfiles import canonical, dependencies
-from iree_kernels.errors import UserError
+from iree_kernels.core.depfiles import canonical, dependencies
+from iree_kernels.core.errors import UserError
 
 
 def test_nvcc_style_continued_lines_and_parent_references():

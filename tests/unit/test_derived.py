@@ -4,10 +4,10 @@ from __future__ import annotations
 import pytest
 
 from conftest import DATA
-from iree_kernels import derived
-from iree_kernels.errors import UserError
-from iree_kernels.executables import read_executables
-from iree_kernels.manifest import Origin, Substitution
+from iree_kernels.module import derived
+from iree_kernels.core.errors import UserError
+from iree_kernels.ir.executables import read_executables
+from iree_kernels.project.manifest import Origin, Substitution
 
 POOL = (DATA / "executables/squeezenet_max_pool.mlir").read_text()
 NAME = "squeezenet$async_dispatch_1"

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from iree_kernels import dump
-from iree_kernels.errors import UserError
-from iree_kernels.executables import read_executables
+from iree_kernels.ir import dump
+from iree_kernels.core.errors import UserError
+from iree_kernels.ir.executables import read_executables
 from test_scaffold import DYNAMIC, MAX_POOL
 
 

@@ -1,4 +1,4 @@
-"""iree_kernels.elf: the functions a native object defines, for the kernel check of C kernels."""
+"""iree_kernels.binaries.elf: the functions a native object defines, for the kernel check of C kernels."""
 from __future__ import annotations
 
 import shutil
@@ -6,8 +6,8 @@ import subprocess
 
 import pytest
 
-from iree_kernels import elf
-from iree_kernels.errors import UserError
+from iree_kernels.binaries import elf
+from iree_kernels.core.errors import UserError
 
 SOURCE = "static int helper(int x) { return x + 1; }\n" \
          "int twice(int x) { return helper(x) * 2; }\nvoid kernel_b(void) {}\n"

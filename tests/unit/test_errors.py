@@ -1,7 +1,7 @@
-"""iree_kernels.errors: a user's mistake said on one line, naming where it is."""
+"""iree_kernels.core.errors: a user's mistake said on one line, naming where it is."""
 from __future__ import annotations
 
-from iree_kernels.errors import UserError, control_character, shown
+from iree_kernels.core.errors import UserError, control_character, shown
 
 
 def test_control_characters_are_shown_as_escapes():

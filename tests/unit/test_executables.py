@@ -7,12 +7,12 @@ import sys
 import pytest
 
 from conftest import REPO
-from iree_kernels import toolchains
-from iree_kernels.errors import UserError
-from iree_kernels.executables import parse_layout, read_executables
-from iree_kernels.manifest import Origin, Substitution
-from iree_kernels.substitution import flag_file, plan_substitutions
-from iree_kernels.targets import TARGETS
+from iree_kernels.core import toolchains
+from iree_kernels.core.errors import UserError
+from iree_kernels.ir.executables import parse_layout, read_executables
+from iree_kernels.project.manifest import Origin, Substitution
+from iree_kernels.module.substitution import flag_file, plan_substitutions
+from iree_kernels.ir.targets import TARGETS
 
 
 def dump(target: str) -> str:
@@ -82,7 +82,7 @@ def test_unknown_executable_lists_the_known_ones(llvm_cpu):
 
 def test_the_bindings_warm_up_aside_on_an_executable_this_iree_parses():
     code = ("import sys, threading; sys.path.insert(0, 'site_scons')\n"
-            "from iree_kernels import executables\n"
+            "from iree_kernels.ir import executables\n"
             "executables.import_bindings_aside()\n"
             "[t.join() for t in threading.enumerate() if t.name.startswith('warm-up')]\n"
             "print('iree.compiler.ir' in sys.modules)\n"

@@ -1,4 +1,4 @@
-"""iree_kernels.expected_outputs: expected-outputs files read, and cases run against a stand-in iree-run-module.
+"""iree_kernels.check.expected_outputs: expected-outputs files read, and cases run against a stand-in iree-run-module.
 
 The stand-in writes what its --function names (tests/unit/test_expected_outputs.py's
 FAKE_RUN_MODULE), so the comparison and every failure are tested without IREE.
@@ -11,8 +11,8 @@ import sys
 import numpy as np
 import pytest
 
-from iree_kernels import expected_outputs
-from iree_kernels.errors import UserError
+from iree_kernels.check import expected_outputs
+from iree_kernels.core.errors import UserError
 
 FAKE_RUN_MODULE = f"""#!{sys.executable}
 import os, signal, sys

@@ -1,4 +1,4 @@
-"""iree_kernels.files: whole-file writes and copies, and what a path that is no file is called.
+"""iree_kernels.core.files: whole-file writes and copies, and what a path that is no file is called.
 
 Links, FIFOs, size limits and permissions are tested in test_hardening.py and
 test_integrity.py; here, what those leave out.
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from iree_kernels import files
+from iree_kernels.core import files
 
 
 def test_a_write_makes_the_folder_replaces_the_file_and_leaves_no_temporary(tmp_path):

@@ -5,7 +5,7 @@ import shlex
 
 import pytest
 
-from iree_kernels import flag_files
+from iree_kernels.core import flag_files
 
 AWKWARD = [
     "--iree-hal-substitute-executable-source=main$async_dispatch_1=k/a.mlir",
@@ -61,7 +61,7 @@ def test_read_refuses_a_line_write_never_writes(line):
 
 
 def test_the_crash_message_names_a_substituted_file_whose_path_is_quoted(tmp_path):
-    from iree_kernels import toolchains
+    from iree_kernels.core import toolchains
     flags = tmp_path / "substitutions.flags"
     flags.write_text(flag_files.write(
         ["--iree-hal-substitute-executable-source=main_dispatch_0=kernels/my dir/k \"1\".mlir"]))

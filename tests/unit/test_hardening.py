@@ -6,11 +6,13 @@ import sys
 
 import pytest
 
-from iree_kernels import expected_outputs, settings, toolchains
-from iree_kernels.errors import UserError, shown
-from iree_kernels.files import read_text
-from iree_kernels.manifest import load_project
-from iree_kernels.workgroups import ExpressionError, count_region
+from iree_kernels.check import expected_outputs
+from iree_kernels import settings
+from iree_kernels.core import toolchains
+from iree_kernels.core.errors import UserError, shown
+from iree_kernels.core.files import read_text
+from iree_kernels.project.manifest import load_project
+from iree_kernels.ir.workgroups import ExpressionError, count_region
 
 
 @pytest.mark.parametrize("expression, refused", [

@@ -7,10 +7,11 @@ import subprocess
 import pytest
 
 from conftest import DATA
-from iree_kernels import hotspots, toolchains
-from iree_kernels.hotspots import Hotspot, Report
-from iree_kernels.substitution import read_record
-from iree_kernels.targets import TARGETS
+from iree_kernels.perf import hotspots
+from iree_kernels.core import toolchains
+from iree_kernels.perf.hotspots import Hotspot, Report
+from iree_kernels.module.substitution import read_record
+from iree_kernels.ir.targets import TARGETS
 
 
 @pytest.fixture(scope="module")

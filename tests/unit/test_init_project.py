@@ -6,9 +6,9 @@ import re
 import pytest
 from conftest import REPO
 from iree_kernels.__main__ import main
-from iree_kernels.errors import UserError
-from iree_kernels.init_project import init
-from iree_kernels.manifest import load_project
+from iree_kernels.core.errors import UserError
+from iree_kernels.project.init_project import init
+from iree_kernels.project.manifest import load_project
 
 README = (REPO / "README.md").read_text()
 

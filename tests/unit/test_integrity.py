@@ -7,10 +7,12 @@ import stat
 import pytest
 
 from conftest import umask
-from iree_kernels import codegen_cache, files, integrity
-from iree_kernels.errors import UserError
-from iree_kernels.integrity import Trust, Untrusted
-from iree_kernels.store import Store
+from iree_kernels.module import codegen_cache
+from iree_kernels.core import files
+from iree_kernels.cache import integrity
+from iree_kernels.core.errors import UserError
+from iree_kernels.cache.integrity import Trust, Untrusted
+from iree_kernels.cache.store import Store
 
 KEY = b"ci-signing-key-0123456789abcdef"
 OTHER_KEY = b"someone-elses-key-0123456789"

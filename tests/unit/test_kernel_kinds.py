@@ -1,4 +1,4 @@
-"""Kernel kinds: the table in iree_kernels.targets, and the tools that add them to env.Kernel."""
+"""Kernel kinds: the table in iree_kernels.ir.targets, and the tools that add them to env.Kernel."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -9,7 +9,7 @@ import SCons.Node.Python
 
 import iree_kernels
 from iree_kernels.scons.kernels import command_program, kernel_compiler, tool_version, versions_reached
-from iree_kernels.targets import KERNEL_KINDS
+from iree_kernels.kinds.registry import KERNEL_KINDS
 
 COMPILED = [kind for kind in KERNEL_KINDS.values() if kind.compiles_to]
 

@@ -36,7 +36,7 @@ def import_without_scons(names: list[str]) -> subprocess.CompletedProcess:
 
 def test_every_library_module_imports_without_scons():
     names = library_modules()
-    assert "iree_kernels.manifest" in names and "iree_kernels.scons.spawn" not in names
+    assert "iree_kernels.project.manifest" in names and "iree_kernels.scons.spawn" not in names
     result = import_without_scons(names)
     assert result.returncode == 0, result.stderr
 

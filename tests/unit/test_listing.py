@@ -1,13 +1,14 @@
-"""iree_kernels.listing: executables.json reads back as the executables MLIR gives."""
+"""iree_kernels.ir.listing: executables.json reads back as the executables MLIR gives."""
 from __future__ import annotations
 
 import json
 
 import pytest
 
-from iree_kernels import listing, selection
-from iree_kernels.errors import UserError
-from iree_kernels.executables import read_executables
+from iree_kernels.ir import listing
+from iree_kernels.ir import fingerprints
+from iree_kernels.core.errors import UserError
+from iree_kernels.ir.executables import read_executables
 from test_scaffold import DYNAMIC, MAX_POOL
 
 
@@ -16,7 +17,7 @@ def test_a_listing_reads_back_as_the_executables_and_fingerprints_of_its_program
     written = listing.dumps(listing.of_program(program, "ops.mlir"))
     read = listing.loads(written, "executables.json")
     assert read.executables == read_executables(program)
-    assert read.fingerprints == selection.fingerprints(program)
+    assert read.fingerprints == fingerprints.fingerprints(program)
     subspans = [s for e in read.executables.values() for s in e.subspans]
     # What the checks compute from: offsets from push constants still evaluate.
     assert [s.offset_at((0, 0, 64, 0)) for s in subspans] == \

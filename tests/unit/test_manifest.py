@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from iree_kernels.errors import UserError
-from iree_kernels.manifest import load_project
+from iree_kernels.core.errors import UserError
+from iree_kernels.project.manifest import load_project
 
 GOOD = """\
 [models.mlp]

@@ -16,10 +16,11 @@ import tomllib
 import jsonschema
 import pytest
 
-from iree_kernels import manifest
-from iree_kernels.errors import UserError
-from iree_kernels.manifest import MODEL_KEYS, SUBSTITUTION_KEYS, load_project
-from iree_kernels.targets import KERNEL_KINDS, MODES, TARGETS
+from iree_kernels.project import manifest
+from iree_kernels.core.errors import UserError
+from iree_kernels.project.manifest import MODEL_KEYS, SUBSTITUTION_KEYS, load_project
+from iree_kernels.ir.targets import TARGETS
+from iree_kernels.kinds.registry import KERNEL_KINDS, MODES
 from conftest import REPO
 
 SCHEMA_FILE = REPO / "site_scons/iree_kernels/data/manifest.schema.json"

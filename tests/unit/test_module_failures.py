@@ -6,9 +6,9 @@ import subprocess
 import pytest
 
 from conftest import REPO
-from iree_kernels import toolchains
-from iree_kernels.program_text import SplicedProgram
-from iree_kernels.targets import TARGETS
+from iree_kernels.core import toolchains
+from iree_kernels.ir.program_text import SplicedProgram
+from iree_kernels.ir.targets import TARGETS
 from site_tools.iree_compile import explain_module_failure
 
 KERNEL = REPO / "kernels/llvm-cpu/mlp_square_relu.mlir"

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from iree_kernels.onnx_importer import failure_reason, importer_versions
+from iree_kernels.importers.onnx_importer import failure_reason, importer_versions
 
 TRACEBACK = """\
 Traceback (most recent call last):
@@ -56,8 +56,8 @@ def _model_naming(location: str) -> bytes:
 
 
 def test_external_data_files_are_listed_and_those_leaving_the_folder_refused(tmp_path):
-    from iree_kernels.errors import UserError
-    from iree_kernels.onnx_importer import external_data
+    from iree_kernels.core.errors import UserError
+    from iree_kernels.importers.onnx_importer import external_data
     models = tmp_path / "models"
     (models / "data").mkdir(parents=True)
     (models / "data/w.bin").write_bytes(b"\0" * 4)

@@ -1,8 +1,8 @@
 """Which files iree-compile flags name, and in which phase they are read."""
 from __future__ import annotations
 
-from iree_kernels import flag_files
-from iree_kernels.option_files import CODEGEN, FRONT_END, codegen_key, files_named
+from iree_kernels.core import flag_files
+from iree_kernels.project.option_files import CODEGEN, FRONT_END, codegen_key, files_named
 
 
 def test_every_form_of_value():

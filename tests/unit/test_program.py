@@ -7,10 +7,10 @@ import textwrap
 import pytest
 
 from conftest import DATA, REPO
-from iree_kernels import toolchains
-from iree_kernels.errors import UserError
-from iree_kernels.program import EmbeddedObject, Program
-from iree_kernels.targets import TARGETS
+from iree_kernels.core import toolchains
+from iree_kernels.core.errors import UserError
+from iree_kernels.ir.program import EmbeddedObject, Program
+from iree_kernels.ir.targets import TARGETS
 
 KERNEL = REPO / "kernels/llvm-cpu/mlp_square_relu.mlir"
 needs_iree = pytest.mark.skipif(not toolchains.iree_compile(), reason="needs iree-compile")

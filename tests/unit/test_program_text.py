@@ -6,11 +6,13 @@ import subprocess
 import pytest
 
 from conftest import REPO
-from iree_kernels import executables, selection, toolchains
-from iree_kernels.program import Program
-from iree_kernels.program_text import (NotSplittable, SplicedProgram, executables_from_dumps,
+from iree_kernels.ir import executables
+from iree_kernels.ir import fingerprints
+from iree_kernels.core import toolchains
+from iree_kernels.ir.program import Program
+from iree_kernels.ir.program_text import (NotSplittable, SplicedProgram, executables_from_dumps,
                                        executables_only, open_program, resource_lines)
-from iree_kernels.targets import TARGETS
+from iree_kernels.ir.targets import TARGETS
 from test_program import RESOURCES_MODEL
 
 KERNEL = REPO / "kernels/llvm-cpu/mlp_square_relu.mlir"
@@ -48,7 +50,7 @@ def test_the_executables_alone_read_as_the_program_does(tmp_path):
     alone = executables_only(text)
     assert "util.global" in text and "util.global" not in alone and "util.func" not in alone
     assert executables.read_executables(alone, "alone") == executables.read_executables(text, "p")
-    assert selection.fingerprints(alone, "alone") == selection.fingerprints(text, "p")
+    assert fingerprints.fingerprints(alone, "alone") == fingerprints.fingerprints(text, "p")
 
 
 @needs_iree

@@ -1,4 +1,4 @@
-"""iree_kernels.ptx_text against real nvcc and IREE output, and hand-edited copies of it."""
+"""iree_kernels.binaries.ptx_text against real nvcc and IREE output, and hand-edited copies of it."""
 from __future__ import annotations
 
 import shutil
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from iree_kernels.errors import UserError
-from iree_kernels.executables import Binding, Executable, Export, Layout
-from iree_kernels.ptx_text import check_ptx, ptxas_argv, read_ptx, run_ptxas
+from iree_kernels.core.errors import UserError
+from iree_kernels.ir.executables import Binding, Executable, Export, Layout
+from iree_kernels.binaries.ptx_text import check_ptx, ptxas_argv, read_ptx, run_ptxas
 
 DATA = Path(__file__).parent.parent / "data" / "ptx"
 ELEMENTWISE = "main_dispatch_0_elementwise_1024_f32"

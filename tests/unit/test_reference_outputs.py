@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from iree_kernels.errors import UserError
-from iree_kernels.reference_outputs import TensorType, seeded_input
+from iree_kernels.core.errors import UserError
+from iree_kernels.check.reference_outputs import TensorType, seeded_input
 
 
 def test_a_declared_tensor_type_gives_its_shape_and_element_type():

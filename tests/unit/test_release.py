@@ -10,9 +10,9 @@ import tarfile
 
 import pytest
 
-from iree_kernels import release
-from iree_kernels.errors import UserError
-from iree_kernels.manifest import object_paths
+from iree_kernels.release import release
+from iree_kernels.core.errors import UserError
+from iree_kernels.project.manifest import object_paths
 
 EPOCH = 1_700_000_000
 

@@ -1,4 +1,4 @@
-"""iree_kernels.remote_cache: Bazel's layout and ActionResult, credentials, and a real nginx as server."""
+"""iree_kernels.cache.remote_cache: Bazel's layout and ActionResult, credentials, and a real nginx as server."""
 from __future__ import annotations
 
 import base64
@@ -8,9 +8,9 @@ import threading
 import pytest
 
 from cache_server import NGINX, SKIP_REASON, CacheServer
-from iree_kernels import remote_cache
-from iree_kernels.errors import UserError
-from iree_kernels.remote_cache import RemoteCache
+from iree_kernels.cache import remote_cache
+from iree_kernels.core.errors import UserError
+from iree_kernels.cache.remote_cache import RemoteCache
 
 needs_nginx = pytest.mark.skipif(NGINX is None, reason=SKIP_REASON)
 KEY = "ab" * 32

@@ -1,9 +1,10 @@
-"""iree_kernels.runtime: the drivers iree-run-module lists, read from a stand-in program."""
+"""iree_kernels.check.runtime: the drivers iree-run-module lists, read from a stand-in program."""
 from __future__ import annotations
 
 import sys
 
-from iree_kernels import runtime, toolchains
+from iree_kernels.check import runtime
+from iree_kernels.core import toolchains
 
 LISTING = "local-sync://\nlocal-task://\nvulkan://00000000-0000\nsome banner line\ncuda://GPU-1\n"
 

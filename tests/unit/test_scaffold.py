@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from iree_kernels import dispatch_body, scaffold, toolchains
-from iree_kernels.errors import UserError
+from iree_kernels.ir import dispatch_body
+from iree_kernels.project import scaffold
+from iree_kernels.core import toolchains
+from iree_kernels.core.errors import UserError
 from conftest import DATA
-from iree_kernels.executables import Binding, Executable, Export, Layout, read_executables
+from iree_kernels.ir.executables import Binding, Executable, Export, Layout, read_executables
 
 MAX_POOL = (DATA / "executables/squeezenet_max_pool.mlir").read_text()       # IREE 3.13's dump
 DYNAMIC = (DATA / "executables/layers_dynamic_matmul.mlir").read_text()
@@ -176,7 +178,7 @@ def test_a_name_cut_at_a_dollar_gets_a_hint_to_quote_it_and_candidates_sort_natu
 
 
 def subspan(shape, dynamic_dims=()):
-    from iree_kernels.executables import Subspan
+    from iree_kernels.ir.executables import Subspan
     return Subspan(1, 0, "writeonly", "f32", shape, dynamic_dims)
 
 
@@ -232,7 +234,7 @@ def test_a_triton_skeleton_takes_the_layout_and_its_entry_a_grid_and_block():
 
 @pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="no triton")
 def test_a_triton_skeleton_compiles_as_generated(tmp_path):
-    from iree_kernels import triton_kernels
+    from iree_kernels.kinds import triton_kernels
     pool, = read_executables(MAX_POOL).values()
     made = scaffold.skeleton("triton", "squeezenet", "cuda", pool, pool)
     kernel = tmp_path / "kernel.py"
@@ -254,7 +256,7 @@ def test_a_triton_skeleton_compiles_as_generated(tmp_path):
 def test_every_target_has_a_skeleton_language_that_writes_for_it():
     for target, language in scaffold.TARGET_LANGUAGES.items():
         assert target in scaffold.LANGUAGES[language][0]
-    from iree_kernels.targets import TARGETS
+    from iree_kernels.ir.targets import TARGETS
     assert set(scaffold.TARGET_LANGUAGES) == set(TARGETS)     # hip: triton, not a traceback
 
 

@@ -6,13 +6,15 @@ import subprocess
 import pytest
 
 from conftest import REPO
-from iree_kernels import selection, toolchains
-from iree_kernels.errors import UserError
-from iree_kernels.executables import Executable, Export, Layout, read_executables
-from iree_kernels.manifest import Origin, Substitution, load_project
-from iree_kernels.program import Program, ProgramExecutable
-from iree_kernels.substitution import plan_substitutions
-from iree_kernels.targets import TARGETS
+from iree_kernels.ir import fingerprints
+from iree_kernels.module import selection
+from iree_kernels.core import toolchains
+from iree_kernels.core.errors import UserError
+from iree_kernels.ir.executables import Executable, Export, Layout, read_executables
+from iree_kernels.project.manifest import Origin, Substitution, load_project
+from iree_kernels.ir.program import Program, ProgramExecutable
+from iree_kernels.module.substitution import plan_substitutions
+from iree_kernels.ir.targets import TARGETS
 
 MODEL = """\
 [models.mlp]
@@ -237,14 +239,14 @@ def program():
 def test_fingerprint_ignores_the_name_only(program):
     with Program(program) as parsed:
         (first, second) = parsed.executables()
-    found = selection.fingerprints(program)
-    assert found[first.name] == selection.fingerprint(first)
+    found = fingerprints.fingerprints(program)
+    assert found[first.name] == fingerprints.fingerprint(first)
     assert len(found[first.name]) == 7 + 64 and found[first.name] != found[second.name]
     renamed = ProgramExecutable("main_dispatch_9", first.visibility,
                                 first.text.replace(first.name, "main_dispatch_9"))
-    assert selection.fingerprint(renamed) == found[first.name]
+    assert fingerprints.fingerprint(renamed) == found[first.name]
     changed = ProgramExecutable(first.name, first.visibility, first.text.replace("f32", "f16"))
-    assert selection.fingerprint(changed) != found[first.name]
+    assert fingerprints.fingerprint(changed) != found[first.name]
 
 
 def test_renamed_source_takes_the_landed_name(program):

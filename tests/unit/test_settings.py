@@ -83,7 +83,7 @@ def test_each_tool_alone_defaults_its_variables_as_the_table_does(tool, variable
 
 
 def test_the_kernel_checks_default_to_the_table_s_values():
-    from iree_kernels.targets import KERNEL_KINDS
+    from iree_kernels.kinds.registry import KERNEL_KINDS
     defaults = {name: default for kind in KERNEL_KINDS.values()
                 for name, default in kind.check_settings if name in settings.BY_NAME}
     assert set(defaults) >= {"PTX_ISA_VERSION", "CUDA_ARCH", "HIP_ARCH"}

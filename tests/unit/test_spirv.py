@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from iree_kernels.errors import UserError
-from iree_kernels.executables import Binding, Executable, Export, Layout
-from iree_kernels.spirv import SpirvBinding, SpirvModule, check_spirv, read_spirv
+from iree_kernels.core.errors import UserError
+from iree_kernels.ir.executables import Binding, Executable, Export, Layout
+from iree_kernels.binaries.spirv import SpirvBinding, SpirvModule, check_spirv, read_spirv
 
 if shutil.which("glslangValidator") is None:
     pytest.skip("glslangValidator is not on PATH", allow_module_level=True)

@@ -8,9 +8,9 @@ import stat
 import pytest
 
 from conftest import umask
-from iree_kernels import remote_cache
-from iree_kernels.integrity import Trust
-from iree_kernels.store import Entry, Refused, Store
+from iree_kernels.cache import remote_cache
+from iree_kernels.cache.integrity import Trust
+from iree_kernels.cache.store import Entry, Refused, Store
 
 KEY = b"ci-signing-key-0123456789abcdef"
 NAME = "0123456789abcdef"

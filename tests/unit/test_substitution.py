@@ -1,4 +1,4 @@
-"""iree_kernels.substitution without IREE: flags, records, selectors' landings, kernel-check messages.
+"""iree_kernels.module.substitution without IREE: flags, records, selectors' landings, kernel-check messages.
 
 Matching against a real dump is tested in test_executables.py.
 """
@@ -8,12 +8,12 @@ import json
 
 import pytest
 
-from iree_kernels import flag_files
-from iree_kernels.errors import UserError
-from iree_kernels.executables import Executable, Export, parse_layout
-from iree_kernels.manifest import Origin, Substitution
-from iree_kernels.selection import Landing
-from iree_kernels.substitution import (UNCHECKED, KernelChecks, Planned, flag_file,
+from iree_kernels.core import flag_files
+from iree_kernels.core.errors import UserError
+from iree_kernels.ir.executables import Executable, Export, parse_layout
+from iree_kernels.project.manifest import Origin, Substitution
+from iree_kernels.module.selection import Landing
+from iree_kernels.module.substitution import (UNCHECKED, KernelChecks, Planned, flag_file,
                                        plan_substitutions, record)
 
 LAYOUT = "#hal.pipeline.layout<bindings = [#hal.pipeline.binding<storage_buffer>]>"

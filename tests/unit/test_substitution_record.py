@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from iree_kernels import substitution
-from iree_kernels.substitution import read_record
+from iree_kernels.module import substitution
+from iree_kernels.module.substitution import read_record
 
 
 class _Planned:

@@ -5,8 +5,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from iree_kernels import toolchains
-from iree_kernels.targets import (TARGETS, module_targets, parse_archs, rejected_arch_message)
+from iree_kernels.core import toolchains
+from iree_kernels.ir.targets import (TARGETS, module_targets, parse_archs, rejected_arch_message)
 
 CUDA, HIP = TARGETS["cuda"], TARGETS["hip"]
 

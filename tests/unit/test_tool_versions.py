@@ -6,8 +6,8 @@ import stat
 
 import pytest
 
-from iree_kernels import tool_versions, toolchains
-from iree_kernels.tool_versions import VersionRecord
+from iree_kernels.core import tool_versions, toolchains
+from iree_kernels.core.tool_versions import VersionRecord
 
 
 @pytest.fixture

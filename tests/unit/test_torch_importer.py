@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from iree_kernels.onnx_importer import failure_reason
-from iree_kernels.torch_importer import SCRIPT, importer_versions
+from iree_kernels.importers.onnx_importer import failure_reason
+from iree_kernels.importers.torch_importer import SCRIPT, importer_versions
 
 
 def _import(*args, python_flags=()):

@@ -1,11 +1,11 @@
-"""iree_kernels.translation: IREE's errors mapped to executables, and translating around them."""
+"""iree_kernels.ir.translation: IREE's errors mapped to executables, and translating around them."""
 from __future__ import annotations
 
 import pytest
 
-from iree_kernels.errors import UserError
-from iree_kernels.program import ProgramExecutable
-from iree_kernels.translation import executable_lines, failed_executables, translate
+from iree_kernels.core.errors import UserError
+from iree_kernels.ir.program import ProgramExecutable
+from iree_kernels.ir.translation import executable_lines, failed_executables, translate
 
 PROGRAM = """\
 module {

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from iree_kernels import triton_kernels as tk
-from iree_kernels.executables import Binding, Executable, Export, Layout, Subspan
-from iree_kernels.manifest import Origin, Substitution
-from iree_kernels.triton_kernels import Param, TritonError
+from iree_kernels.kinds import triton_kernels as tk
+from iree_kernels.ir.executables import Binding, Executable, Export, Layout, Subspan
+from iree_kernels.project.manifest import Origin, Substitution
+from iree_kernels.kinds.triton_kernels import Param, TritonError
 
 SPEC = {"function": "saxpy", "executable": "main_dispatch_0", "bindings": ["fp32", "fp32", "fp16"],
         "constants": 2, "constexprs": {"BLOCK": 256}}

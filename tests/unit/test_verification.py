@@ -1,4 +1,4 @@
-"""iree_kernels.verification: harnesses from IREE's benchmark dumps, and what a comparison reports."""
+"""iree_kernels.check.verification: harnesses from IREE's benchmark dumps, and what a comparison reports."""
 from __future__ import annotations
 
 import re
@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 from conftest import DATA
-from iree_kernels import verification
-from iree_kernels.comparison import Tolerance
-from iree_kernels.errors import UserError
-from iree_kernels.executables import Subspan, read_executables
-from iree_kernels.verification import Case, Region
+from iree_kernels.check import verification
+from iree_kernels.check.comparison import Tolerance
+from iree_kernels.core.errors import UserError
+from iree_kernels.ir.executables import Subspan, read_executables
+from iree_kernels.check.verification import Case, Region
 
 BENCHMARK = (DATA / "benchmarks/mlp_dispatch_0.mlir").read_text()   # IREE 3.13's own dump
 
@@ -151,7 +151,7 @@ LAYERS = (DATA / "benchmarks/layers_dispatch_0.mlir").read_text()  # IREE 3.13: 
 
 
 def _site(number, constants, lengths):
-    from iree_kernels.program import DispatchSite
+    from iree_kernels.ir.program import DispatchSite
     return DispatchSite("main_dispatch_0", "main_dispatch_0_matmul_16x16x16_f32", "main", number,
                         (), constants, tuple(f"{c} : i32" for c in constants), lengths)
 
@@ -187,7 +187,7 @@ def test_an_executable_dispatched_at_several_sites_gets_a_function_per_site():
 
 
 def test_offsets_are_computed_from_the_push_constants_they_are_made_of():
-    from iree_kernels.executables import evaluate
+    from iree_kernels.ir.executables import evaluate
     wide = ("arith.ori", ("push", 0), ("arith.shli", ("push", 1), ("constant", 32)))
     assert evaluate(wide, (16, 1)) == 16 + (1 << 32)
     assert evaluate(("push", 0), (-4,)) == 0xFFFFFFFC              # a 32-bit word

@@ -9,9 +9,11 @@ import zipfile
 import pytest
 
 from conftest import REPO
-from iree_kernels import relink, toolchains, vmfb
-from iree_kernels.errors import UserError
-from iree_kernels.targets import TARGETS
+from iree_kernels.module import relink
+from iree_kernels.core import toolchains
+from iree_kernels.ir import vmfb
+from iree_kernels.core.errors import UserError
+from iree_kernels.ir.targets import TARGETS
 
 SEGMENT = "main_dispatch_1_embedded_elf_x86_64.so"
 

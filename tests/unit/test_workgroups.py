@@ -1,4 +1,4 @@
-"""iree_kernels.workgroups: a manifest's workgroup_count checked and turned into count-region ops.
+"""iree_kernels.ir.workgroups: a manifest's workgroup_count checked and turned into count-region ops.
 
 The division-by-zero bounds are tested in test_hardening.py; here, the ops,
 the names, the shapes of the list and the errors a manifest's author reads.
@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from iree_kernels.workgroups import SYNTAX, ExpressionError, count_region
+from iree_kernels.ir.workgroups import SYNTAX, ExpressionError, count_region
 
 
 def test_one_expression_is_x_and_y_z_are_one():

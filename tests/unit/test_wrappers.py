@@ -1,12 +1,12 @@
-"""iree_kernels.wrappers: the hal.executable a wrapped substitution puts in place of IREE's."""
+"""iree_kernels.ir.wrappers: the hal.executable a wrapped substitution puts in place of IREE's."""
 from __future__ import annotations
 
 import pytest
 
-from iree_kernels import toolchains
-from iree_kernels.executables import Executable, Export, parse_layout
-from iree_kernels.workgroups import ExpressionError
-from iree_kernels.wrappers import c_signature, render_wrapper
+from iree_kernels.core import toolchains
+from iree_kernels.ir.executables import Executable, Export, parse_layout
+from iree_kernels.ir.workgroups import ExpressionError
+from iree_kernels.ir.wrappers import c_signature, render_wrapper
 
 LAYOUT = ('#hal.pipeline.layout<constants = 2, bindings = ['
           '#hal.pipeline.binding<storage_buffer, "ReadOnly|Indirect">, '

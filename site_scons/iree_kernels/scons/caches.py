@@ -1,5 +1,5 @@
 """Where SCons's caches are: the shared build cache (CACHE_DIR) and the remote cache
-(``iree_kernels.remote_cache``), configured from their variables (``iree_kernels.settings``),
+(``iree_kernels.cache.remote_cache``), configured from their variables (``iree_kernels.settings``),
 and where SCons's cache mirrors the remote one.
 
 Both caches reach the server through their ``store.Store``: an entry not in
@@ -19,8 +19,8 @@ import sys
 
 import SCons.Script
 
-from iree_kernels import remote_cache
-from iree_kernels.errors import UserError
+from iree_kernels.cache import remote_cache
+from iree_kernels.core.errors import UserError
 from iree_kernels.scons.reporting import fail
 
 

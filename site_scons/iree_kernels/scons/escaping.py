@@ -1,6 +1,6 @@
 """Paths and text as SCons command lines and strings must hold them, never expanded by SCons.
 
-Not for quoting flag files (``iree_kernels.flag_files``): those are read by
+Not for quoting flag files (``iree_kernels.core.flag_files``): those are read by
 iree-compile, never by SCons.
 """
 from __future__ import annotations
@@ -9,7 +9,7 @@ import os
 
 import SCons.Subst
 
-from iree_kernels import toolchains
+from iree_kernels.core import toolchains
 
 def program(path: str):
     """A program's path as one command-line word that SCons never expands.

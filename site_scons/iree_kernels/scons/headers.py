@@ -40,9 +40,9 @@ import SCons.Scanner
 import SCons.Subst
 
 import iree_kernels
-from iree_kernels import depfiles
-from iree_kernels.errors import UserError
-from iree_kernels.files import not_regular, write_atomically
+from iree_kernels.core import depfiles
+from iree_kernels.core.errors import UserError
+from iree_kernels.core.files import not_regular, write_atomically
 
 DEPFILE_SUFFIX = ".d"
 _STORE_AFTER_RESCAN = 7          # our index in SCons.Node.store_info_map

@@ -18,7 +18,7 @@ from pathlib import PurePosixPath
 import SCons.Environment
 import SCons.Errors
 
-from iree_kernels import toolchains
+from iree_kernels.core import toolchains
 from iree_kernels.scons.kernels import ToolVersion
 from iree_kernels.scons.nodes import named_value
 from iree_kernels.scons.spawn import WholeFileCommand

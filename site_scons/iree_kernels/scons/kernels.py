@@ -5,7 +5,7 @@ each kernel language's tool (``ptx``, ``glsl``, ``elf_object``, ``hsaco``)
 adds its source suffix to this builder, with its action, emitters and
 scanners, and says which program compiles it (``KernelCompiler``). What a
 suffix compiles to, which targets it fits and how the result is checked are
-``iree_kernels.targets.KERNEL_KINDS``. A new kernel language is one entry
+``iree_kernels.kinds.registry.KERNEL_KINDS``. A new kernel language is one entry
 there and one tool that calls ``add_kernel_compiler``.
 
 Each tool's builder also depends on the version of the program its command
@@ -24,8 +24,8 @@ import SCons.Node.Python
 import SCons.Scanner
 import SCons.Subst
 
-from iree_kernels import toolchains
-from iree_kernels.errors import UserError
+from iree_kernels.core import toolchains
+from iree_kernels.core.errors import UserError
 from iree_kernels.scons.nodes import named_value
 from iree_kernels.scons.spawn import timeouts
 

@@ -7,7 +7,7 @@ import os
 import stat
 import time
 
-from iree_kernels.files import kind_of
+from iree_kernels.core.files import kind_of
 from iree_kernels.scons.reporting import fail
 
 _held_locks: list[int] = []

@@ -16,16 +16,16 @@ import SCons.Action
 import SCons.Errors
 import SCons.Script
 
-from iree_kernels import expected_outputs
-from iree_kernels.errors import UserError
-from iree_kernels.manifest import Model, Substitution
+from iree_kernels.check import expected_outputs
+from iree_kernels.core.errors import UserError
+from iree_kernels.project.manifest import Model, Substitution
 from iree_kernels.scons.reporting import fail
-from iree_kernels.targets import ModuleTarget, Target
+from iree_kernels.ir.targets import ModuleTarget, Target
 
 # Beside executables.mlir where a model has substitutions: its executables alone, without the
 # weights (IreeExecutableOps), what every step reading only executables reads.
 EXECUTABLE_OPS = "executables.ops.mlir"
-# Beside it: what the checks read of each executable (iree_kernels.listing, IreeExecutableListing).
+# Beside it: what the checks read of each executable (iree_kernels.ir.listing, IreeExecutableListing).
 EXECUTABLE_LISTING = "executables.json"
 
 

@@ -1,6 +1,6 @@
 """Errors as SCons reports them: one line while reading the SConscripts, one per failed action.
 
-Not for the errors' wording (``iree_kernels.errors`` and the library write it).
+Not for the errors' wording (``iree_kernels.core.errors`` and the library write it).
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import os
 import SCons.Errors
 import SCons.Script
 
-from iree_kernels.errors import UserError
+from iree_kernels.core.errors import UserError
 
 def fail(message: str) -> None:
     """Stop while reading the SConscripts: one error line, exit status 2."""

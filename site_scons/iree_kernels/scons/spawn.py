@@ -16,8 +16,8 @@ import sys
 import SCons.Action
 import SCons.Errors
 
-from iree_kernels import toolchains
-from iree_kernels.files import SCRATCH_PREFIX, scratch_name
+from iree_kernels.core import toolchains
+from iree_kernels.core.files import SCRATCH_PREFIX, scratch_name
 
 
 

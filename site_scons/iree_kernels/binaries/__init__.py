@@ -1,0 +1,1 @@
+"""What kernel compilers wrote: PTX, SPIR-V, ELF objects and code objects, and their checks."""

@@ -1,0 +1,1 @@
+"""Content-addressed stores: the local store, signatures, the HTTP remote cache."""

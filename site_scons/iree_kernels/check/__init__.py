@@ -1,0 +1,1 @@
+"""Running modules: devices, expected outputs, comparisons, differential checks, benchmarks."""

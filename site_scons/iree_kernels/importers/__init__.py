@@ -1,0 +1,1 @@
+"""Model files of other frameworks (ONNX, torch) turned into MLIR."""

@@ -1,0 +1,1 @@
+"""Kernel languages: one file each, the only place a language's fields and suffix are named."""

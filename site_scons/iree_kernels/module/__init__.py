@@ -1,0 +1,1 @@
+"""How a module is made: which executable each kernel replaces, flag files, relinking, codegen cache."""

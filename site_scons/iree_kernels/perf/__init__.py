@@ -1,0 +1,1 @@
+"""Where a module's time goes: hotspot measurements and reports."""

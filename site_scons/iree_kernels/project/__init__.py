@@ -1,0 +1,1 @@
+"""What the user wrote: manifests, tolerances, option files, new repos and skeletons."""

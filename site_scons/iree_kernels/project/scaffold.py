@@ -1,0 +1,185 @@
+"""Kernel skeletons generated from a dumped executable, with their manifest entries.
+
+``scons scaffold SCAFFOLD=model/target/executable LANGUAGE=cuda|glsl|c|triton|mlir``
+(the executable by name, by number or by an export glob: ``select``) writes a kernel that compiles as generated and passes the build's checks: the
+entry named after the export, parameters in binding order, push constants, and
+comments stating the layout, IREE's launch shape and what to compute (the
+dispatch's body, the constants folded into it, the output window:
+``dispatch_body``). For ``mlir`` it copies
+the dumped source instead. This module renders; it writes no files.
+"""
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass
+
+from iree_kernels.ir import dispatch_body
+from iree_kernels.binaries import ptx_text
+from iree_kernels.ir.dump import natural_key, workload_names
+from iree_kernels.core.errors import UserError
+from iree_kernels.ir.executables import Executable, Subspan
+from iree_kernels.project.manifest import closest
+from iree_kernels.core.render import render
+
+LANGUAGES = {  # language: (targets it writes for, None: any; suffix, template, mode)
+    "cuda": (("cuda",), ".cu", "scaffold/kernel.cu.j2", "object"),
+    "glsl": (("vulkan",), ".glsl", "scaffold/kernel.glsl.j2", "object"),
+    "c": (("llvm-cpu",), ".c", "scaffold/kernel.c.j2", "wrapped"),
+    "triton": (("cuda", "hip"), ".py", "scaffold/kernel.py.j2", "wrapped"),
+    "mlir": (None, ".mlir", None, "source"),
+}
+TRITON_BLOCK = 1024      # a Triton skeleton's BLOCK: elements a program takes at a time
+# The language a target's skeleton is written in where none is asked for.
+TARGET_LANGUAGES = {"cuda": "cuda", "vulkan": "glsl", "llvm-cpu": "c", "hip": "triton"}
+_C_TYPES = {"f32": "float", "f64": "double", "f16": "uint16_t", "bf16": "uint16_t",
+            "i8": "int8_t", "i16": "int16_t", "i32": "int32_t", "i64": "int64_t",
+            "i1": "uint8_t"}
+_GLSL_TYPES = {"f32": "float", "i32": "int", "ui32": "uint"}
+
+
+@dataclass(frozen=True)
+class Skeleton:
+    file: str            # repo-relative path of the kernel
+    text: str
+    entry: str           # the manifest entry to append
+
+
+def select(named: str, found: dict[str, Executable], model: str, target: str) -> str:
+    """The executable ``SCAFFOLD=model/target/NAMED`` means, of ``found`` (by name).
+
+    ``named`` is an executable's name, its number alone (``3``: the executable
+    whose name ends in ``_dispatch_3``) or a glob over export names
+    (``*_matmul_*``) that matches one executable.
+    """
+    if named in found:
+        return named
+    where = f"SCAFFOLD: model '{model}'"
+    if named.isdigit():
+        chosen = [n for n in found if n.endswith(f"_dispatch_{int(named)}")]
+        if not chosen:
+            raise UserError(f"{where} has no executable numbered {named} (named "
+                            f"*_dispatch_{int(named)}) for target '{target}'; its executables: "
+                            f"{_names(found)}")
+    elif any(c in named for c in "*?["):
+        chosen = [n for n in found if found[n].exports and
+                  fnmatch.fnmatchcase(found[n].export.name, named)]
+        if not chosen:
+            raise UserError(f"{where} has no executable with an export matching '{named}' for "
+                            f"target '{target}'; its executables: {_names(found, exports=True)}")
+    else:
+        cut = sorted((n for n in found if n.startswith(f"{named}$")), key=natural_key)
+        hint = (f"; the shell expands an unquoted '$', so '{named}' may be '{cut[0]}' cut "
+                f"short: quote it (SCAFFOLD='{model}/{target}/{cut[0]}') or name the "
+                f"executable by its number (SCAFFOLD={model}/{target}/{_number(cut[0])})"
+                if cut else closest(named, found))
+        raise UserError(f"{where} has no executable '{named}' for target '{target}'{hint}; "
+                        f"its executables: {_names(found)}")
+    if len(chosen) > 1:
+        raise UserError(f"{where}: {len(chosen)} executables match '{named}' for target "
+                        f"'{target}': {_names({n: found[n] for n in chosen}, exports=True)}; "
+                        "name one")
+    return chosen[0]
+
+
+def _names(found: dict[str, Executable], exports: bool = False) -> str:
+    names = sorted(found, key=natural_key)
+    if exports:
+        names = [f"{n} ({found[n].export.name})" if found[n].exports else n for n in names]
+    return ", ".join(names) or "none"
+
+
+def _number(name: str) -> str:
+    match = re.search(r"_dispatch_(\d+)$", name)
+    return match.group(1) if match else "NUMBER"
+
+
+def kernel_path(language: str, model: str, target: str, executable: str) -> str:
+    """``kernels/<target>/<model>_<executable>``, the model once where the name starts with it.
+
+    ONNX and torch executables are named after the model's function, which is
+    the model's name (``zfnet512$async_dispatch_3``): that one is
+    ``zfnet512_async_dispatch_3``, not ``zfnet512_zfnet512_async_dispatch_3``.
+    """
+    own, bare = (re.sub(r"[^A-Za-z0-9_]", "_", s) for s in (model, executable))
+    stem = bare if bare.startswith(f"{own}_") else f"{own}_{bare}"
+    return f"kernels/{target}/{stem}{LANGUAGES[language][1]}"
+
+
+def skeleton(language: str, model: str, target: str, source: Executable,
+             translated: Executable, dumped_source: str = "", fingerprint: str = "") -> Skeleton:
+    """The kernel for ``language`` replacing ``source`` (untranslated) of ``model``.
+
+    ``fingerprint``: the executable's (``selection``), written beside its name
+    in the entry so that a renumbered model is reported, not substituted wrongly.
+    """
+    if language not in LANGUAGES:
+        raise UserError(f"LANGUAGE: unknown language '{language}'; languages: "
+                        f"{', '.join(LANGUAGES)}")
+    fits, _suffix, template, mode = LANGUAGES[language]
+    if fits is not None and target not in fits:
+        raise UserError(f"LANGUAGE={language} writes kernels for target "
+                        f"{' or '.join(repr(f) for f in fits)}, not '{target}'")
+    file = kernel_path(language, model, target, source.name)
+    output = next((t for t in source.subspans if t.access != "readonly"), None)
+    outputs = output_count(output, language)
+    entry = render("scaffold/entry.toml.j2", model=model, target=target, executable=source,
+                   file=file, mode=mode, fingerprint=fingerprint, language=language,
+                   block=TRITON_BLOCK, outputs=outputs,
+                   blocks=-(-int(outputs) // TRITON_BLOCK) if outputs.isdigit() else 0)
+    if template is None:
+        return Skeleton(file, dumped_source, entry)
+    export = translated.export
+    size = list(export.workgroup_size or (1, 1, 1)) + [1, 1, 1]
+    text = render(template, comment="#" if language == "triton" else "//", model=model,
+                  target=target, executable=source,
+                  export=source.export, mode=mode, types=source.binding_types,
+                  tensors=[[t.describe() for t in source.subspans if t.binding == b.index]
+                           for b in source.export.layout.bindings],
+                  output=output, outputs=outputs,
+                  offsets=source.binding_offsets,
+                  sizes=[_element_bytes(t) for t in source.binding_types],
+                  ctypes=[_element_type(t, _C_TYPES, "uint8_t") for t in source.binding_types],
+                  glsltypes=[_element_type(t, _GLSL_TYPES, "uint") for t in source.binding_types],
+                  local_size=size[:3], function=file.rsplit("/", 1)[1].rsplit(".", 1)[0],
+                  launch_size="x".join(map(str, size[:3])),
+                  launch_count=workload_names(export.count_text).replace("\n", "; ") or "-",
+                  entry=ptx_text.entry_name(source.export.name),
+                  body=dispatch_body.read(dumped_source))
+    return Skeleton(file, text, entry)
+
+
+def output_count(output: Subspan | None, language: str) -> str:
+    """The element count of ``output`` as an expression of ``language``; '' where unknown.
+
+    A dynamic size is its push constant (the low word of a 64-bit one: sizes
+    past 2**32 elements are not expected here).
+    """
+    if output is None:
+        return ""
+    named, factors = iter(output.dynamic_dims), []
+    static = 1
+    for size in output.shape:
+        if size is not None:
+            static *= size
+            continue
+        constants, _ = next(named, ((), None))
+        if not constants or len(constants) > 2:
+            return ""
+        low = constants[0]
+        factors.append(f"push_constants.values[{low}]" if language == "glsl" else f"c{low}")
+    suffix = "u" if language in ("cuda", "glsl") else ""
+    if static != 1 or not factors:
+        factors.append(f"{static}{suffix}")
+    return " * ".join(factors)
+
+
+def _element_bytes(binding_type: str) -> int:
+    """The byte size of a binding's element (1 where unknown or narrower than a byte)."""
+    match = re.search(r"x?[a-z]+(\d+)(?:[A-Z]\w*)?>$", binding_type)
+    return max(1, int(match.group(1)) // 8) if match else 1
+
+
+def _element_type(binding_type: str, types: dict[str, str], fallback: str) -> str:
+    match = re.search(r"x?([a-z]+\d+)>$", binding_type)
+    return types.get(match.group(1), fallback) if match else fallback

@@ -1,0 +1,1 @@
+"""Release archives: provenance, lock records, comparison with a checkout."""
