@@ -62,13 +62,12 @@ import SCons.Util
 from iree_kernels.module import codegen_cache, relink, selection
 from iree_kernels.ir import executables, translation
 from iree_kernels.project import option_files
-from iree_kernels.cache import remote_cache
 from iree_kernels.core import toolchains
 from iree_kernels.core.errors import UserError
 from iree_kernels.ir.program import Program
 from iree_kernels.ir.program_text import NotSplittable, open_program
 from iree_kernels.core.files import link_atomically, write_atomically
-from iree_kernels.scons.caches import shared_cache
+from iree_kernels.scons import caches
 from iree_kernels.scons.nodes import read_spec, spec_value
 from iree_kernels.scons.reporting import fail, reporting_user_errors
 from iree_kernels.scons.spawn import timeouts
@@ -160,7 +159,7 @@ def declare_module_from_program(env, module, program, target: str, options, subs
 def cache_folders(env) -> tuple[str, str | None]:
     """The folder misses are compiled into, and a folder only read; see CODEGEN_CACHE_DIR's help."""
     given = env.subst("$CODEGEN_CACHE_DIR")
-    shared, read_only = shared_cache(env)
+    shared, read_only = caches.shared_cache(env)
     own = env.subst(OWN_FOLDER)
     if given or shared is None:
         return given or own, None
@@ -237,7 +236,7 @@ def _stand_in_cached_executables(target, assembled, options, spec: dict,
                               + option_files.codegen_key(options.get_text_contents().splitlines(),
                                                          env.Dir("#").abspath),
                               spec["objects"], shared and Path(shared),
-                              remote_cache.configured())
+                              caches.remote(env))
     run = env["IREE_CODEGEN_RUN"]
     for damage in plan.damaged:
         if run.first_time(damage):
