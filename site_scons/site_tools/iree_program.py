@@ -67,7 +67,7 @@ from iree_kernels.core.errors import UserError
 from iree_kernels.ir.program import Program
 from iree_kernels.ir.program_text import NotSplittable, open_program
 from iree_kernels.core.files import link_atomically, write_atomically
-from iree_kernels.scons import caches
+from iree_kernels.scons import caches, relinking
 from iree_kernels.scons.nodes import read_spec, spec_value
 from iree_kernels.scons.reporting import fail, reporting_user_errors
 from iree_kernels.scons.spawn import timeouts
@@ -108,7 +108,7 @@ def declare_module_from_program(env, module, program, target: str, options, subs
     """``replacements``: substitution key -> the node of the MLIR file that replaces its executable.
     ``objects``: substitution key -> the object an object-mode substitution puts in (RELINK).
     ``unlinked``: what of RELINK's unlinked module compiled from the model the project declared
-    (``IreeUnlinkedFromModel``), if it did.
+    (``relinking.declare_unlinked_from_model``), if it did.
 
     ``resolved``: the resolution step's output (``IreeResolve``), which says
     which executable each key landed on; needed where there are substitutions.
@@ -139,9 +139,10 @@ def declare_module_from_program(env, module, program, target: str, options, subs
         model_node = program[0].sources[0]
         model_node.attributes.assembled = True
         return env.IreeModule(module, [model_node, options, substitutions])
-    relinked = env.IreeRelinkedModule(module, program, target, options, spec, subs,
-                                      replacements, objects or {}, resolved, substitutions,
-                                      unlinked, **where, **short)
+    relinked = relinking.declare_relinked_module(
+        env, module, program, target=target, options=options, assembled_spec=spec, subs=subs,
+        replacements=replacements, objects=objects or {}, resolved=resolved,
+        substitutions=substitutions, unlinked=unlinked, **where, **short)
     if relinked is not None:
         return relinked
     assembled = env.IreeAssembledProgram(
@@ -287,6 +288,8 @@ def _jobs() -> int:
 def generate(env):
     if "IreeModule" not in env["BUILDERS"]:
         env.Tool("iree_compile")
+    if "IreeRelinkModule" not in env["BUILDERS"]:
+        env.Tool("iree_relink")             # its steps, where RELINK applies (scons.relinking)
     env.SetDefault(
         # Flags of every iree-compile run compiling misses; part of every entry's key.
         IREE_CACHED_COMPILEFLAGS=SCons.Util.CLVar(""),

@@ -34,6 +34,7 @@ from iree_kernels.scons.kernels import kernel_compiler, tool_version
 from iree_kernels.scons.lock import lock_build_folder
 from iree_kernels.scons.module import (EXECUTABLE_LISTING, EXECUTABLE_OPS, DeclaredKernel,
                                        DeclaredModule, failing, file_name, imply, wanted)
+from iree_kernels.scons import relinking
 from iree_kernels.scons.nodes import spec_value
 from iree_kernels.scons.reporting import fail
 from iree_kernels.scons.signatures import trust_settled_signatures
@@ -287,8 +288,9 @@ def _declare_module(env, project, model, where, build) -> DeclaredModule:
     module_file = build.Dir(where.folder).File(f"{model.name}.vmfb")
     # Relinked: the executables from a compile of the model (on llvm-cpu, the unlinked one).
     model_node = executables[0].sources[0]
-    unlinked = env.IreeUnlinkedFromModel(module_file, here, model_node, options,
-                                         where.target.name, subs)
+    unlinked = relinking.declare_unlinked_from_model(env, module_file, model_node, folder=here,
+                                                     options=options,
+                                                     target=where.target.name, subs=subs)
     # The steps that read only executables read them without the weights.
     ops = [unlinked.ops] if unlinked else \
         env.IreeExecutableOps(here.File(EXECUTABLE_OPS), executables) if subs else []
