@@ -1,8 +1,8 @@
 """SCons tool: the program a module is compiled from, made from one run of IREE's front end.
 
 Method:
-  env.IreeModuleFromProgram(module, program, target, options, substitutions, subs, replacements,
-                            resolved)
+  env.IreeModuleFromProgram(module, program, *, target, options, substitutions, subs,
+                            replacements, resolved, objects, unlinked)
       declares ``module`` compiled from ``program`` (the model at IREE's
       executable-sources phase, ``IreeExecutableSources``) and returns it; a
       module with no substitutions and no codegen cache is compiled from the
@@ -102,7 +102,7 @@ class _CodegenRun:
             return new
 
 
-def declare_module_from_program(env, module, program, target: str, options, substitutions,
+def declare_module_from_program(env, module, program, *, target: str, options, substitutions,
                                 subs, replacements: dict, resolved=(), objects=None,
                                 unlinked=None) -> list:
     """``replacements``: substitution key -> the node of the MLIR file that replaces its executable.

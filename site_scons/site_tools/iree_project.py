@@ -163,9 +163,10 @@ def _declare_module(env, project, model, where, build) -> DeclaredModule:
     replacements = {key: made.replacement for key, made in kernels.items()
                     if made.replacement is not None}
     objects = {s.key: kernels[s.key].kernel for s in subs if s.mode == "object"}
-    module = env.IreeModuleFromProgram(module_file, executables, where.target.name, options,
-                                       flag_file, subs, replacements, resolved, objects,
-                                       unlinked)
+    module = env.IreeModuleFromProgram(module_file, executables, target=where.target.name,
+                                       options=options, substitutions=flag_file, subs=subs,
+                                       replacements=replacements, resolved=resolved,
+                                       objects=objects, unlinked=unlinked)
     # What the front end runs in: its own step, the executables' dumps, a compile of the model.
     from_model = [node for node in (module[0], module[0].sources[0])
                   if node.sources and node.sources[0] is model_node]
@@ -183,10 +184,9 @@ def _declare_uses(env, declared: DeclaredModule, scaffolds: bool) -> list:
         scaffold = env["SCAFFOLD"].split("/", 2)
         if scaffolds and scaffold[:2] == [declared.model.name, declared.target.name] and \
                 len(scaffold) == 3:
-            env.IreeScaffold(declared, listing, scaffold[2],
-                             project_settings.scaffold_language(env["LANGUAGE"],
-                                                                declared.target.name),
-                             env["SCAFFOLD_MANIFEST"])
+            language = project_settings.scaffold_language(env["LANGUAGE"], declared.target.name)
+            env.IreeScaffold(declared, listing, executable=scaffold[2], language=language,
+                             manifest=env["SCAFFOLD_MANIFEST"])
     if declared.substitutions and wanted(env, "bench", "microbenchmarks"):
         env.IreeMicrobenchmarks(declared)
     if wanted(env, "hotspots"):
@@ -253,7 +253,7 @@ def _declare_kernel(env, sub, executables, listing, resolved, here, where, build
     """
     if sub.passes:                  # derived from the executable's own source by iree-opt
         return DeclaredKernel(env.IreeDerive(here.File(f"{file_name(sub.key)}.derived.mlir"),
-                                             sub, executables, resolved)[0])
+                                             executables, sub=sub, resolved=resolved)[0])
     launch = []                     # what says the kernel's launch shape, where a file does
     if kernel_kind(sub.file).per_substitution:
         kernel, *launch = _declare_substitution_kernel(env, sub, listing, resolved, here,
