@@ -148,12 +148,12 @@ class HostileServer:
                  delay: float = 1.0, data: Path | None = None) -> None:
         import hashlib
         import threading
-        from iree_kernels.cache import remote_cache
+        from iree_kernels.cache import remote_protocol
         self.mode, self.blob, self.delay, self.data = mode, blob, delay, data
         self.given_size = declared
         self.declared = len(blob) if declared is None else declared
         self.digest = hashlib.sha256(blob).hexdigest()
-        self.action_result = remote_cache.encode_action_result({"e": (self.digest, self.declared)})
+        self.action_result = remote_protocol.encode_action_result({"e": (self.digest, self.declared)})
         self.requests = 0
         self._listener = socket.socket()
         self._listener.bind(("127.0.0.1", 0))
@@ -187,13 +187,13 @@ class HostileServer:
             if "/ac/" in path:
                 result = self.action_result
                 if self.data is not None:
-                    from iree_kernels.cache import remote_cache
+                    from iree_kernels.cache import remote_protocol
                     stored = self.data / "ac" / path.rpartition("/")[2]
                     if not stored.is_file():
                         connection.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
                         return
-                    files = remote_cache.decode_action_result(stored.read_bytes())
-                    result = remote_cache.encode_action_result(
+                    files = remote_protocol.decode_action_result(stored.read_bytes())
+                    result = remote_protocol.encode_action_result(
                         {name: (digest, self.given_size if self.given_size is not None else size)
                          for name, (digest, size) in files.items()})
                 connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n"

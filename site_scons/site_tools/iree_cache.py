@@ -95,10 +95,11 @@ class CheckedCacheDir(SCons.CacheDir.CacheDir):
     """SCons's CacheDir whose entries are kept in a ``store.Store``: recorded (signed) when written, checked when taken."""
     readonly = False
     mirror = False              # the folder is the build's own copy of the remote cache
+    remote: remote_cache.RemoteCache | None = None     # the server behind the folder
 
     @property
     def store(self) -> Store:
-        return Store(self.is_readonly(), integrity.configured(), remote_cache.configured(),
+        return Store(self.is_readonly(), integrity.configured(), self.remote,
                      REMOTE_NAMESPACE, mirror=self.mirror)
 
     def entry(self, node) -> Entry:
@@ -179,8 +180,9 @@ def use_cache(env) -> None:
     remote = caches.configure(env)
     cache_class = ReadOnlyCheckedCacheDir if readonly else CheckedCacheDir
     if remote is not None:
-        if path is None:
-            cache_class = type("RemoteMirror", (cache_class,), {"mirror": True})
+        mirror = path is None
+        cache_class = type("RemoteMirror" if mirror else cache_class.__name__, (cache_class,),
+                           {"mirror": mirror, "remote": remote})
         path = caches.mirror(env, path, readonly)
     if path is None:
         return

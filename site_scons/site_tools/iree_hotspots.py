@@ -1,4 +1,5 @@
-"""SCons tool: the hotspot report of one model and target (library: iree_kernels.perf.hotspots).
+"""SCons tool: the hotspot report of one model and target (library: iree_kernels.perf.hotspots,
+hotspot_report).
 
 Builders:
   IreeHotspotBenchmarks  executables.mlir + options.flags + spec
@@ -30,7 +31,7 @@ import SCons.Script
 import SCons.Util
 
 from iree_kernels.check import benchmarks, runtime
-from iree_kernels.perf import hotspots
+from iree_kernels.perf import hotspot_report, hotspots
 from iree_kernels import settings
 from iree_kernels.core import toolchains
 from iree_kernels.core.files import write_atomically
@@ -76,19 +77,20 @@ def compile_hotspot_kernels(target, source, env):
 
 @reporting_user_errors
 def write_hotspot_report(target, source, env):
-    rows = [hotspots.Hotspot(**item) for item in json.loads(Path(str(source[0])).read_text())]
+    rows = [hotspot_report.Hotspot(**item)
+            for item in json.loads(Path(str(source[0])).read_text())]
     record = read_record(source[1].get_text_contents())
     kernels = json.loads(source[2].get_text_contents()) if len(source) > 2 else {}
     hotspots.mark_substituted(rows, record.substitutions, kernels)
     flags = env.Split(env.subst("$IREE_HOTSPOTFLAGS"))
-    report = hotspots.Report(record.model, record.target, env["IREE_RUN_DEVICE"], rows,
-                             " ".join(flags))
+    report = hotspot_report.Report(record.model, record.target, env["IREE_RUN_DEVICE"], rows,
+                                   " ".join(flags))
     available = runtime.device_driver(report.device) in runtime.available_drivers(
         env.subst("$IREE_RUN_MODULE"), timeouts(env))
     hotspots.time(report, env.subst("$IREE_BENCHMARK_MODULE"), flags, available, timeouts(env))
-    text, plotted = hotspots.write(report, Path(target[0].abspath))
+    text, plotted = hotspot_report.write(report, Path(target[0].abspath))
     print(text + (f"(also {target[1]}, {target[2]})" if plotted else
-                  f"(also {target[1]}; {hotspots.NO_PLOT})") + "\n", end="")
+                  f"(also {target[1]}; {hotspot_report.NO_PLOT})") + "\n", end="")
 
 
 def _benchmarks_emitter(target, source, env):

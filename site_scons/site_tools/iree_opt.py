@@ -54,7 +54,7 @@ def _emitter(target, source, env):
     return [kernel, kernel.dir.File(kernel.name.replace(".derived.mlir", ".dumped.mlir"))], source
 
 
-def declare_derived_kernel(env, kernel, sub: Substitution, ops, resolved):
+def declare_derived_kernel(env, kernel, ops, *, sub: Substitution, resolved):
     """``kernel`` (KEY.derived.mlir) derived from its executable in ``ops`` by ``sub.passes``."""
     inputs = [spec_value(env, sub.to_dict()), ops, resolved]
     if sub.passes_file:

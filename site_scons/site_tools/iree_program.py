@@ -1,8 +1,8 @@
 """SCons tool: the program a module is compiled from, made from one run of IREE's front end.
 
 Method:
-  env.IreeModuleFromProgram(module, program, target, options, substitutions, subs, replacements,
-                            resolved)
+  env.IreeModuleFromProgram(module, program, *, target, options, substitutions, subs,
+                            replacements, resolved, objects, unlinked)
       declares ``module`` compiled from ``program`` (the model at IREE's
       executable-sources phase, ``IreeExecutableSources``) and returns it; a
       module with no substitutions and no codegen cache is compiled from the
@@ -62,13 +62,12 @@ import SCons.Util
 from iree_kernels.module import codegen_cache, relink, selection
 from iree_kernels.ir import executables, translation
 from iree_kernels.project import option_files
-from iree_kernels.cache import remote_cache
 from iree_kernels.core import toolchains
 from iree_kernels.core.errors import UserError
 from iree_kernels.ir.program import Program
 from iree_kernels.ir.program_text import NotSplittable, open_program
 from iree_kernels.core.files import link_atomically, write_atomically
-from iree_kernels.scons.caches import shared_cache
+from iree_kernels.scons import caches, relinking
 from iree_kernels.scons.nodes import read_spec, spec_value
 from iree_kernels.scons.reporting import fail, reporting_user_errors
 from iree_kernels.scons.spawn import timeouts
@@ -103,13 +102,13 @@ class _CodegenRun:
             return new
 
 
-def declare_module_from_program(env, module, program, target: str, options, substitutions,
+def declare_module_from_program(env, module, program, *, target: str, options, substitutions,
                                 subs, replacements: dict, resolved=(), objects=None,
                                 unlinked=None) -> list:
     """``replacements``: substitution key -> the node of the MLIR file that replaces its executable.
     ``objects``: substitution key -> the object an object-mode substitution puts in (RELINK).
     ``unlinked``: what of RELINK's unlinked module compiled from the model the project declared
-    (``IreeUnlinkedFromModel``), if it did.
+    (``relinking.declare_unlinked_from_model``), if it did.
 
     ``resolved``: the resolution step's output (``IreeResolve``), which says
     which executable each key landed on; needed where there are substitutions.
@@ -140,9 +139,10 @@ def declare_module_from_program(env, module, program, target: str, options, subs
         model_node = program[0].sources[0]
         model_node.attributes.assembled = True
         return env.IreeModule(module, [model_node, options, substitutions])
-    relinked = env.IreeRelinkedModule(module, program, target, options, spec, subs,
-                                      replacements, objects or {}, resolved, substitutions,
-                                      unlinked, **where, **short)
+    relinked = relinking.declare_relinked_module(
+        env, module, program, target=target, options=options, assembled_spec=spec, subs=subs,
+        replacements=replacements, objects=objects or {}, resolved=resolved,
+        substitutions=substitutions, unlinked=unlinked, **where, **short)
     if relinked is not None:
         return relinked
     assembled = env.IreeAssembledProgram(
@@ -160,7 +160,7 @@ def declare_module_from_program(env, module, program, target: str, options, subs
 def cache_folders(env) -> tuple[str, str | None]:
     """The folder misses are compiled into, and a folder only read; see CODEGEN_CACHE_DIR's help."""
     given = env.subst("$CODEGEN_CACHE_DIR")
-    shared, read_only = shared_cache(env)
+    shared, read_only = caches.shared_cache(env)
     own = env.subst(OWN_FOLDER)
     if given or shared is None:
         return given or own, None
@@ -237,7 +237,7 @@ def _stand_in_cached_executables(target, assembled, options, spec: dict,
                               + option_files.codegen_key(options.get_text_contents().splitlines(),
                                                          env.Dir("#").abspath),
                               spec["objects"], shared and Path(shared),
-                              remote_cache.configured())
+                              caches.remote(env))
     run = env["IREE_CODEGEN_RUN"]
     for damage in plan.damaged:
         if run.first_time(damage):
@@ -288,6 +288,8 @@ def _jobs() -> int:
 def generate(env):
     if "IreeModule" not in env["BUILDERS"]:
         env.Tool("iree_compile")
+    if "IreeRelinkModule" not in env["BUILDERS"]:
+        env.Tool("iree_relink")             # its steps, where RELINK applies (scons.relinking)
     env.SetDefault(
         # Flags of every iree-compile run compiling misses; part of every entry's key.
         IREE_CACHED_COMPILEFLAGS=SCons.Util.CLVar(""),

@@ -14,32 +14,26 @@ Aliases: ``modules`` (the default), ``check``, and those the tools add.
 """
 from __future__ import annotations
 
-import atexit
-import os
-import re
 from pathlib import Path
 
 import SCons.Script
 
 from iree_kernels.project import option_files
 from iree_kernels.core import toolchains
-from iree_kernels.core.files import not_regular, remove_leftovers
 from iree_kernels.core.errors import UserError
-from iree_kernels.project.manifest import closest, load_project
-from iree_kernels.project.scaffold import LANGUAGES, TARGET_LANGUAGES
-from iree_kernels.ir.targets import REPRODUCIBLE_FLAGS, TARGETS, module_targets, parse_archs, rejected_arch_message
+from iree_kernels.project.manifest import load_project
+from iree_kernels.ir.targets import REPRODUCIBLE_FLAGS, TARGETS, module_targets
 from iree_kernels.kinds.registry import KERNEL_KINDS, kernel_kind
 from iree_kernels.scons.dry_run import list_every_step
 from iree_kernels.scons.kernels import kernel_compiler, tool_version
-from iree_kernels.scons.lock import lock_build_folder
 from iree_kernels.scons.module import (EXECUTABLE_LISTING, EXECUTABLE_OPS, DeclaredKernel,
                                        DeclaredModule, failing, file_name, imply, wanted)
+from iree_kernels.scons import build_folder, project_settings, relinking
 from iree_kernels.scons.nodes import spec_value
 from iree_kernels.scons.reporting import fail
 from iree_kernels.scons.signatures import trust_settled_signatures
 from iree_kernels.scons.spawn import PSpawn, Spawn, timeouts
 from iree_kernels.scons.variables import read_variables
-from iree_kernels.core.tool_versions import FILE as VERSIONS_FILE, VersionRecord
 
 SHORT_COMSTRS = {
     "IREE_COMPILECOMSTR": "IREE     $TARGET",
@@ -72,57 +66,6 @@ SHORT_COMSTRS = {
 }
 
 
-def _matches_glob(path: str, pattern: str) -> bool:
-    """Whether ``path`` is one Path.glob(``pattern``) would find, were it there."""
-    regex = ""
-    for part in re.split(r"(\*\*/|\*|\?)", pattern):
-        regex += {"**/": "(?:.*/)?", "*": "[^/]*", "?": "[^/]"}.get(part, re.escape(part))
-    return re.fullmatch(regex, path) is not None
-
-
-def _check_settings(env) -> None:
-    if not re.fullmatch(r"\d+\.\d+", env["PTX_ISA_VERSION"]):
-        fail(f"PTX_ISA_VERSION={env['PTX_ISA_VERSION']}: expected MAJOR.MINOR, e.g. 9.0")
-
-
-def _architectures(env, selected: list[str]) -> dict:
-    """Target name -> its architectures (CUDA_ARCH, HIP_ARCH); each one iree-compile accepts.
-
-    One outside the table of what IREE 3.12 and 3.13 accept is asked of
-    iree-compile (a source-built IREE may have more); only then does it cost a run.
-    """
-    archs = {}
-    for target in TARGETS.values():
-        if not target.arch_variable:
-            continue
-        try:
-            archs[target.name] = parse_archs(target, env[target.arch_variable])
-        except ValueError as e:
-            fail(str(e))
-        if target.name not in selected:
-            continue
-        for arch in archs[target.name]:
-            if arch in target.known_archs:
-                continue
-            compiler = env.subst("$IREE_COMPILE")
-            error = toolchains.target_error(compiler, target.flags(arch), timeouts(env))
-            if error:
-                fail(rejected_arch_message(target, arch)
-                     + f" (iree-compile: {error.rpartition('error: ')[2]})")
-        env[target.arch_variable] = archs[target.name][0]     # what $PTXCOM says unless told
-    return archs
-
-
-def _selected_targets(env) -> list[str]:
-    selected = [t.strip() for t in env["IREE_TARGETS"].split(",") if t.strip()]
-    for t in selected:
-        if t not in TARGETS:
-            fail(f"IREE_TARGETS: unknown target '{t}'; known targets: {', '.join(TARGETS)}")
-    return selected
-
-
-
-
 def declare_project(env, manifests=None):
     """Declare every module of the repo's manifests; see the module's docstring."""
     try:
@@ -151,14 +94,14 @@ def _declare_project(env, manifests=None):
         project = load_project(root, manifests, env["BUILD_DIR"])
     except UserError as e:
         fail(str(e))
-    _check_settings(env)
+    project_settings.check_settings(env)
     if env["RELEASE_CHECK"]:
         imply(env, "check", by="release")     # its modules' checks are declared, then required
-    selected = _selected_targets(env)
-    archs = _architectures(env, selected)
-    _check_options(env, project, archs, spawn.option_origins)
+    selected = project_settings.selected_targets(env)
+    archs = project_settings.architectures(env, selected)
+    project_settings.check_options(env, project, archs, spawn.option_origins)
     build = env.Dir(f"#{env['BUILD_DIR']}")
-    _lock(env, build)
+    build_folder.lock(env, build)
     modules, check_nodes = [], []
     for model in project.models.values():
         model = env.IreeImportedModel(model, build.Dir("models"))   # .onnx, .pt2: reads its import
@@ -171,109 +114,23 @@ def _declare_project(env, manifests=None):
                 modules.append(declared)
     env.Alias("modules", [m.module for m in modules])
     env.Alias("check", check_nodes)
-    if env["SCAFFOLD"] and not _matches_glob(env["SCAFFOLD_MANIFEST"], env["MANIFESTS"]):
+    if env["SCAFFOLD"] and not project_settings.matches_glob(env["SCAFFOLD_MANIFEST"],
+                                                             env["MANIFESTS"]):
         fail(f"SCAFFOLD_MANIFEST={env['SCAFFOLD_MANIFEST']} is not one of the manifests the "
               f"build reads (MANIFESTS={env['MANIFESTS']}); its entry would be ignored")
     if env["SCAFFOLD"] and not env.Alias("scaffold")[0].sources:
         fail(f"SCAFFOLD={env['SCAFFOLD']}: expected MODEL/TARGET/EXECUTABLE of a declared "
               f"model and target; models: {', '.join(sorted(project.models))}")
     if wanted(env, "expected") and not SCons.Script.GetOption("clean"):
-        _check_expected(env, project, modules)
+        project_settings.check_expected(env, project, modules)
     env.IreeBench(build.Dir("bench").File("microbenchmarks.txt"))
     if wanted(env, "compile_commands"):
         env.IreeCompileCommands(env.File("#compile_commands.json"), modules)
     env.IreeRelease(modules)
     _declare_defaults(env, modules, build)
     if SCons.Script.GetOption("clean"):
-        _declare_clean(env, build, root)
+        build_folder.declare_clean(env, build, root)
     return modules
-
-
-def _expected_models(env, models) -> list[str]:
-    """The models 'scons expected' writes for: those EXPECTED names, or every one without any."""
-    named = [m.strip() for m in env["EXPECTED"].split(",") if m.strip()]
-    return [m.name for m in models if (m.name in named if named else m.expected is None)]
-
-
-def _check_expected(env, project, modules) -> None:
-    """EXPECTED names declared models, each with an llvm-cpu module to be the reference."""
-    named = [m.strip() for m in env["EXPECTED"].split(",") if m.strip()]
-    for name in named:
-        if name not in project.models:
-            fail(f"EXPECTED={env['EXPECTED']}: no model '{name}'{closest(name, project.models)}; "
-                 f"models: {', '.join(sorted(project.models))}")
-    references = {m.model.name for m in modules if m.target.name == "llvm-cpu"}
-    for name in _expected_models(env, project.models.values()):
-        if name not in references:
-            fail(f"scons expected: model '{name}' has no llvm-cpu module to be the reference "
-                 "(add llvm-cpu to its targets, and to IREE_TARGETS)")
-    if not env.Alias("expected")[0].sources:
-        fail("scons expected: every model has expected outputs; name one in EXPECTED=... to "
-             "write it again (after moving its file away)")
-
-
-def _declare_clean(env, build, root: Path) -> None:
-    """``scons -c``: the build folder goes whole (dumps, work folders, the codegen cache in it,
-    the lock); cleaning named targets leaves no empty folder behind."""
-    SCons.Script.Default(build)
-    folder = Path(build.get_abspath())
-    if not folder.is_relative_to(root) or folder == root:
-        return                          # BUILD_DIR outside the repository: only what was built
-    env.Clean(build, build)
-    if not SCons.Script.GetOption("no_exec"):
-        atexit.register(_remove_empty_folders, folder)
-
-
-def _remove_empty_folders(folder: Path) -> None:
-    for parent, _, _ in os.walk(folder, topdown=False):
-        if parent != str(folder) and not os.listdir(parent):
-            try:
-                os.rmdir(parent)
-            except OSError:             # not ours to remove: left as it is
-                pass
-
-
-def _check_options(env, project, archs: dict, origins: dict) -> None:
-    """Every model's options are flags iree-compile has (asked once, only where there are options).
-
-    Records where each is set in ``origins`` (the steps' Spawn.option_origins), for an error
-    iree-compile gives about its value.
-    """
-    for model in project.models.values():
-        for target, flags in model.options.items():
-            known = toolchains.compiler_options(env.subst("$IREE_COMPILE"), timeouts(env)) \
-                if flags else None
-            origin = model.origin.error("", "options")
-            for where in module_targets(TARGETS[target], archs.get(target, [])):
-                flag_file = env.Dir(f"#{env['BUILD_DIR']}").Dir(where.folder).Dir(
-                    model.name).File("options.flags").get_path()
-                origins[flag_file] = {
-                    f.lstrip("-").split("=", 1)[0]: f"{origin}options.{target}" for f in flags}
-            root = env.Dir("#").abspath
-            for path, _ in option_files.files_named(flags):
-                why = not_regular(Path(root, path))
-                if why:
-                    raise model.origin.error(f"options.{target}: {path} (relative to the "
-                                             f"repository root) {'does not exist' if why == 'not found' else 'is ' + why}",
-                        "options")
-            for flag in flags:
-                name = toolchains.unknown_option(flag, known)
-                if name:
-                    close = closest(name, known)
-                    raise model.origin.error(
-                        f"options.{target}: iree-compile has no option '--{name}'"
-                        + close.replace(" (did you mean '", " (did you mean '--"), "options")
-
-
-def _lock(env, build) -> None:
-    """One scons at a time in a checkout; a look (-n, --question, -h) at an unbuilt one locks nothing."""
-    looking = any(SCons.Script.GetOption(o) for o in ("no_exec", "question", "help"))
-    if looking and not build.exists():
-        return
-    lock_build_folder(build.abspath, toolchains.seconds(env["LOCK_WAIT"]) or 0)
-    toolchains.keep_versions(VersionRecord(Path(build.abspath, VERSIONS_FILE), not looking))
-    if not looking:
-        remove_leftovers(build.abspath)
 
 
 def _declare_module(env, project, model, where, build) -> DeclaredModule:
@@ -287,8 +144,9 @@ def _declare_module(env, project, model, where, build) -> DeclaredModule:
     module_file = build.Dir(where.folder).File(f"{model.name}.vmfb")
     # Relinked: the executables from a compile of the model (on llvm-cpu, the unlinked one).
     model_node = executables[0].sources[0]
-    unlinked = env.IreeUnlinkedFromModel(module_file, here, model_node, options,
-                                         where.target.name, subs)
+    unlinked = relinking.declare_unlinked_from_model(env, module_file, model_node, folder=here,
+                                                     options=options,
+                                                     target=where.target.name, subs=subs)
     # The steps that read only executables read them without the weights.
     ops = [unlinked.ops] if unlinked else \
         env.IreeExecutableOps(here.File(EXECUTABLE_OPS), executables) if subs else []
@@ -305,9 +163,10 @@ def _declare_module(env, project, model, where, build) -> DeclaredModule:
     replacements = {key: made.replacement for key, made in kernels.items()
                     if made.replacement is not None}
     objects = {s.key: kernels[s.key].kernel for s in subs if s.mode == "object"}
-    module = env.IreeModuleFromProgram(module_file, executables, where.target.name, options,
-                                       flag_file, subs, replacements, resolved, objects,
-                                       unlinked)
+    module = env.IreeModuleFromProgram(module_file, executables, target=where.target.name,
+                                       options=options, substitutions=flag_file, subs=subs,
+                                       replacements=replacements, resolved=resolved,
+                                       objects=objects, unlinked=unlinked)
     # What the front end runs in: its own step, the executables' dumps, a compile of the model.
     from_model = [node for node in (module[0], module[0].sources[0])
                   if node.sources and node.sources[0] is model_node]
@@ -325,15 +184,15 @@ def _declare_uses(env, declared: DeclaredModule, scaffolds: bool) -> list:
         scaffold = env["SCAFFOLD"].split("/", 2)
         if scaffolds and scaffold[:2] == [declared.model.name, declared.target.name] and \
                 len(scaffold) == 3:
-            env.IreeScaffold(declared, listing, scaffold[2],
-                             _scaffold_language(env["LANGUAGE"], declared.target.name),
-                             env["SCAFFOLD_MANIFEST"])
+            language = project_settings.scaffold_language(env["LANGUAGE"], declared.target.name)
+            env.IreeScaffold(declared, listing, executable=scaffold[2], language=language,
+                             manifest=env["SCAFFOLD_MANIFEST"])
     if declared.substitutions and wanted(env, "bench", "microbenchmarks"):
         env.IreeMicrobenchmarks(declared)
     if wanted(env, "hotspots"):
         env.IreeHotspots(declared)
     if scaffolds and declared.target.name == "llvm-cpu" and wanted(env, "expected") and \
-            declared.model.name in _expected_models(env, [declared.model]):
+            declared.model.name in project_settings.expected_models(env, [declared.model]):
         env.IreeExpectedOutputs(declared)
     checks = [env.IreeModuleCheck(declared)]
     if declared.substitutions and wanted(env, "verify", "check"):
@@ -394,7 +253,7 @@ def _declare_kernel(env, sub, executables, listing, resolved, here, where, build
     """
     if sub.passes:                  # derived from the executable's own source by iree-opt
         return DeclaredKernel(env.IreeDerive(here.File(f"{file_name(sub.key)}.derived.mlir"),
-                                             sub, executables, resolved)[0])
+                                             executables, sub=sub, resolved=resolved)[0])
     launch = []                     # what says the kernel's launch shape, where a file does
     if kernel_kind(sub.file).per_substitution:
         kernel, *launch = _declare_substitution_kernel(env, sub, listing, resolved, here,
@@ -456,20 +315,6 @@ def _declare_compiled_kernel(env, sub, resolved, here, where, build, missing: st
 def _missing_tool(env, built, source, program: str):
     """A node that fails with how to install ``program``."""
     return env.Command(built, source, failing(f"{source}: {toolchains.missing_message(program)}"))[0]
-
-
-def _scaffold_language(language: str, target: str) -> str:
-    """LANGUAGE, or the target's own language where it is empty; one that does not fit fails."""
-    if not language:
-        return TARGET_LANGUAGES[target]
-    if language not in LANGUAGES:
-        fail(f"LANGUAGE={language}: unknown language; languages: {', '.join(LANGUAGES)}")
-    fits = LANGUAGES[language][0]
-    if fits is not None and target not in fits:
-        fail(f"LANGUAGE={language} writes kernels for target "
-             f"{' or '.join(repr(f) for f in fits)}, not '{target}'; for {target} leave "
-             f"LANGUAGE out ({TARGET_LANGUAGES[target]}) or give mlir")
-    return language
 
 
 def _missing_program(env, sub) -> str:

@@ -18,13 +18,13 @@ Each tool's builder makes what it builds depend on the version of its program
 versions found among a module's dependencies, those that really made it.
 
 The lock records the checkout's git commit and its uncommitted changes
-(``release.checkout_state``); 'release' refuses a checkout with changes unless
+(``provenance.checkout_state``); 'release' refuses a checkout with changes unless
 $ALLOW_DIRTY, and with $RELEASE_CHECK builds only after a passing, strict
 'check' (``iree_kernels.scons.module.wanted`` counts 'release' as asking for 'check').
 
 Timestamps come from $SOURCE_DATE_EPOCH (environment), else the last git
 commit's time, else 0. The record and archive themselves are written by
-``iree_kernels.release.release``.
+``iree_kernels.release`` (``provenance``, ``lock``, ``archive``, ``compare``).
 """
 from __future__ import annotations
 
@@ -38,9 +38,13 @@ import SCons.Builder
 import SCons.Node.Python
 import SCons.Script
 
-from iree_kernels.release import release
 from iree_kernels.core.errors import UserError
 from iree_kernels.core.files import write_atomically
+from iree_kernels.release import compare
+from iree_kernels.release.archive import Release, archive_bytes, read_release
+from iree_kernels.release.lock import LOCK_MEMBER, ModuleBuild, lock_record, lock_text, module_lock
+from iree_kernels.release.provenance import (checkout_state, dirty_refusal, parse_epoch,
+                                             source_date_epoch)
 from iree_kernels.scons.kernels import ToolVersion, versions_reached
 from iree_kernels.scons.module import DeclaredModule
 from iree_kernels.scons.reporting import fail, reporting_user_errors
@@ -52,7 +56,7 @@ class SourceDateEpoch:
     root: str
 
     def __str__(self) -> str:
-        return str(release.source_date_epoch(self.root, os.environ))
+        return str(source_date_epoch(self.root, os.environ))
 
 
 @dataclass(frozen=True)
@@ -66,7 +70,7 @@ class CheckoutState:
 
 @functools.lru_cache(maxsize=None)
 def _checkout_state(root: str) -> dict:
-    return release.checkout_state(root)
+    return checkout_state(root)
 
 
 def _relative(node, root: str) -> str:
@@ -78,8 +82,8 @@ def _versions(source) -> dict[str, str]:
             if isinstance(node, SCons.Node.Python.Value) and isinstance(node.read(), ToolVersion)}
 
 
-def _builds(spec: list[dict], versions: dict[str, str]) -> list[release.ModuleBuild]:
-    return [release.ModuleBuild(**{**m, "tools": {t: versions[t] for t in m["tools"]}})
+def _builds(spec: list[dict], versions: dict[str, str]) -> list[ModuleBuild]:
+    return [ModuleBuild(**{**m, "tools": {t: versions[t] for t in m["tools"]}})
             for m in spec]
 
 
@@ -87,12 +91,12 @@ def _builds(spec: list[dict], versions: dict[str, str]) -> list[release.ModuleBu
 def write_lock(target, source, env):
     spec, epoch = json.loads(source[0].read()), int(source[1].get_text_contents())
     checkout = json.loads(source[2].get_text_contents())
-    if not env["ALLOW_DIRTY"] and release.dirty_refusal(checkout):
-        raise UserError(release.dirty_refusal(checkout))
+    if not env["ALLOW_DIRTY"] and dirty_refusal(checkout):
+        raise UserError(dirty_refusal(checkout))
     root = env.Dir("#").abspath
-    entries = [release.module_lock(root, b) for b in _builds(spec, _versions(source))]
+    entries = [module_lock(root, b) for b in _builds(spec, _versions(source))]
     write_atomically(target[0].abspath,
-                     release.lock_text(release.lock_record(entries, epoch, checkout)))
+                     lock_text(lock_record(entries, epoch, checkout)))
 
 
 @reporting_user_errors
@@ -100,26 +104,26 @@ def write_archive(target, source, env):
     root = env.Dir("#").abspath
     with open(source[0].abspath, "rb") as f:
         lock = f.read()
-    members = {release.LOCK_MEMBER: lock}
+    members = {LOCK_MEMBER: lock}
     for module in source[1:]:
         with open(module.abspath, "rb") as f:
             members[_relative(module, root)] = f.read()
     epoch = json.loads(lock)["source_date_epoch"]
-    write_atomically(target[0].abspath, release.archive_bytes(members, epoch))
+    write_atomically(target[0].abspath, archive_bytes(members, epoch))
 
 
 @reporting_user_errors
 def verify(target, source, env):
     spec = json.loads(source[0].read())
-    archived = release.Release(spec["archive"], spec["lock"], spec["members"])
+    archived = Release(spec["archive"], spec["lock"], spec["members"])
     root = env.Dir("#").abspath
-    current = {b.key: release.module_lock(root, b)
+    current = {b.key: module_lock(root, b)
                for b in _builds(spec["modules"], _versions(source))}
-    findings = release.compare(archived, current)
-    text = release.report(archived, findings)
+    findings = compare.compare(archived, current)
+    text = compare.report(archived, findings)
     print(text, end="")
     if not all(f.matches for f in findings):
-        raise UserError(f"{release.summary(findings)} {archived.path}")
+        raise UserError(f"{compare.summary(findings)} {archived.path}")
     write_atomically(target[0].abspath, text)
 
 
@@ -132,7 +136,7 @@ def releasing() -> bool:
 def _refuse_a_dirty_checkout(root: str) -> None:
     """Stop before anything builds where the checkout has uncommitted changes."""
     try:
-        refusal = release.dirty_refusal(_checkout_state(root))
+        refusal = dirty_refusal(_checkout_state(root))
     except UserError as e:
         fail(str(e))
     if refusal:
@@ -144,7 +148,7 @@ def _check_source_date_epoch() -> None:
     text = os.environ.get("SOURCE_DATE_EPOCH", "")
     if text.strip():
         try:
-            release.parse_epoch(text)
+            parse_epoch(text)
         except UserError as e:
             fail(str(e))
 
@@ -203,7 +207,7 @@ def _declare_verification(env, here, specs: list[dict], inputs: list[list]):
               "ARCHIVE=path/to/release.tar.gz")
     path = os.path.join(SCons.Script.GetLaunchDir(), os.path.expanduser(env["ARCHIVE"]))
     try:
-        archived = release.read_release(path)
+        archived = read_release(path)
     except UserError as e:
         fail(str(e))
     wanted = {f"{m['target']}/{m['model']}" for m in archived.lock["modules"]}

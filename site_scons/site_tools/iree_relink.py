@@ -1,15 +1,12 @@
 """SCons tool: modules whose MLIR kernels are relinked into an unlinked module (RELINK=yes).
 
-Methods:
-  env.IreeUnlinkedFromModel(module, folder, model, options, target, subs)
-      where the module is relinked and the codegen cache is off for its target
-      (``from_model``), declares its executables alone (``executables.ops.mlir``)
-      from dumps of their sources made by a compile of the model itself, and on
-      llvm-cpu the unlinked module in the same run; returns a ``FromModel``, else None.
-  env.IreeRelinkedModule(module, program, options, spec, subs, replacements, resolved)
-      where RELINK applies to the module (``relinkable``), declares ``module``
-      as the model's unlinked module with each replaced executable's binary
-      put in (``iree_kernels.module.relink``) and returns it; else returns None.
+Builders (declared by ``iree_kernels.scons.relinking``, which decides where
+RELINK applies; this tool only builds):
+  IreeUnlinkedFromModelBuilder  the model -> unlinked/<model>.vmfb [+ executables.ops.mlir]
+  IreeExecutablesFromModel      the model -> executables.ops.mlir, from its dumps
+  IreeRelinkExports             executables.ops.mlir -> relink/<key>.exports.mlir
+  IreeRelinkKernel              a kernel -> relink/<key>.bin, .json
+  IreeRelinkModule              the unlinked module + the kernels' binaries -> the module
 
 Per module, beside ``program`` (the front end's executables.mlir):
   unlinked/<model>.vmfb (``from_model``)
@@ -66,185 +63,25 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import SCons.Action
 import SCons.Builder
 
-from iree_kernels.module import codegen_cache, relink, selection
+from iree_kernels.module import relink, selection
 from iree_kernels.core import toolchains
 from iree_kernels.ir.executables import import_bindings_aside
 from iree_kernels.core.errors import UserError
 from iree_kernels.core.files import put_in_place, remove_quietly, reserve_beside, scratch_folder, write_atomically
 from iree_kernels.ir.program_text import (NotSplittable, executable_alone, executables_from_dumps,
                                        executables_only, open_program, resource_lines)
-from iree_kernels.scons.kernels import tool_version
-from iree_kernels.scons.module import EXECUTABLE_OPS, building_as_released, file_name
-from iree_kernels.scons.nodes import read_spec, spec_value
+from iree_kernels.scons.nodes import read_spec
 from iree_kernels.scons.reporting import reporting_user_errors
 from iree_kernels.scons.spawn import option_origin, timeouts
 
-# Where an object-mode kernel's binary is IREE's translation of the executable with the object in
-# place of its code.
-OBJECT_TARGETS = ("cuda", "vulkan")
-# Where dumping the executables' sources during a compile leaves its binaries as they are. The
-# dump points each executable's locations at its file, and CUDA's and Vulkan's binaries record
-# that path in their debug information: there a run of its own dumps them.
-DUMP_KEEPS_BINARIES = ("llvm-cpu",)
 SHORT_COMSTRS = {"IREE_EXPORTSCOMSTR": "EXPORTS  $TARGET", "IREE_BINARYCOMSTR": "BINARY   $TARGET",
                  "IREE_RELINKCOMSTR": "RELINK   $TARGET", "IREE_UNLINKEDCOMSTR": "IREE     $TARGET",
                  "IREE_SOURCESCOMSTR": "SOURCES  $TARGET"}
-
-
-@dataclass(frozen=True)
-class FromModel:
-    """What ``declare_unlinked_from_model`` declared for a module."""
-    model: object           # the model's node
-    ops: object             # executables.ops.mlir, from the dumps
-    unlinked: object        # unlinked/<model>.vmfb of the same run; None: declared with the
-                            # kernels, whose wrappers' placeholders go in (``declare_relinked_module``)
-
-
-def relinkable(env, target: str, subs, replacements: dict, objects: dict) -> bool:
-    """Whether RELINK applies to a module of ``target`` with substitutions ``subs``: each an MLIR
-    kernel substituted as a source and linking no objects, a wrapped kernel, or an object on CUDA
-    or Vulkan; and neither 'release' nor 'verify-release' was asked for."""
-    if not env["RELINK"] or not subs or building_as_released():
-        return False
-    return all(not s.objects and (
-        s.mode == "source" and s.key in replacements
-        and replacements[s.key].get_suffix() == ".mlir"
-        or s.mode == "wrapped" and s.key in replacements
-        or s.mode == "object" and s.key in objects and target in OBJECT_TARGETS) for s in subs)
-
-
-def from_model(env, target: str, subs) -> bool:
-    """Whether a module of ``target`` with substitutions ``subs`` is relinked from an unlinked
-    module compiled from the model itself: RELINK applies (what ``relinkable`` asks of the
-    substitutions, known before their kernels are declared), and the codegen cache is off for
-    ``target`` (its stand-ins go in the program)."""
-    if not env["RELINK"] or not subs or building_as_released():
-        return False
-    try:
-        if target in codegen_cache.cached_targets(env["EXECUTABLE_CACHE"]):
-            return False
-    except UserError:
-        return False                        # the module's declaration says what is wrong
-    return all(not s.objects and (
-        s.mode == "source" and (bool(s.passes) or (s.file or "").endswith(".mlir"))
-        or s.mode == "wrapped"
-        or s.mode == "object" and target in OBJECT_TARGETS) for s in subs)
-
-
-def declare_unlinked_from_model(env, module, folder, model, options, target: str, subs,
-                                **overrides) -> FromModel | None:
-    """executables.ops.mlir of ``folder`` from the dumps of a compile of ``model`` with
-    ``options`` and, on DUMP_KEEPS_BINARIES, unlinked/<model>.vmfb from the same run, where
-    ``from_model``; else None. ``module``: the module the build makes of them, which a failure
-    names."""
-    if not from_model(env, target, subs):
-        return None
-    short = {} if env["VERBOSE"] else SHORT_COMSTRS
-    spec = {"flags": _compile_flags(env), "module": module.get_path()}
-    ops = folder.File(EXECUTABLE_OPS)
-    # A wrapped kernel's placeholder is substituted in the unlinked compile: not what to dump.
-    if target in DUMP_KEEPS_BINARIES and not any(s.mode == "wrapped" for s in subs):
-        made = env.IreeUnlinkedFromModelBuilder(
-            [_unlinked_file(folder, module), ops],
-            [model, options, spec_value(env, {**spec, "dump": True})], **short, **overrides)
-    else:
-        made = env.IreeExecutablesFromModel(ops, [model, options, spec_value(env, spec)],
-                                            **short, **overrides)
-    env.Depends(made, tool_version(env.subst("$IREE_COMPILE"), timeouts=timeouts(env)))
-    return FromModel(model, made[-1], made[0] if len(made) > 1 else None)
-
-
-def _declare_unlinked_with_placeholders(env, module, folder, model, options, subs,
-                                        replacements: dict, resolved, short: dict):
-    """unlinked/<model>.vmfb compiled from ``model`` with each wrapped kernel's placeholder
-    (unlinked/<key>.placeholder.mlir, written by the same step) substituted for its executable."""
-    wrapped = sorted(s.key for s in subs if s.mode == "wrapped")
-    unlinked = folder.Dir("unlinked")
-    made = env.IreeUnlinkedFromModelBuilder(
-        [_unlinked_file(folder, module),
-         *(unlinked.File(f"{file_name(key)}.placeholder.mlir") for key in wrapped)],
-        [model, options, spec_value(env, {"flags": _compile_flags(env),
-                                          "module": module.get_path(), "placeholders": wrapped}),
-         *([resolved] if wrapped else []), *(replacements[key] for key in wrapped)], **short)
-    env.Depends(made, tool_version(env.subst("$IREE_COMPILE"), timeouts=timeouts(env)))
-    return made[0]
-
-
-def _unlinked_file(folder, module):
-    return folder.Dir("unlinked").File(f"{Path(str(module)).stem}.vmfb")
-
-
-def _compile_flags(env) -> list[str]:
-    return [str(a) for line in env.subst_list("$IREE_COMPILEFLAGS") for a in line]
-
-
-def declare_relinked_module(env, module, program, target: str, options, assembled_spec: dict,
-                            subs, replacements: dict, objects: dict, resolved=(),
-                            substitutions=(), unlinked=None, **overrides) -> list | None:
-    """``module`` made from the unlinked module of ``program`` and the kernels ``replacements``
-    (substitution key -> MLIR node: a kernel, or a wrapper) and ``objects`` (key -> the object
-    of an object-mode substitution); ``resolved``: the resolution's resolved.json node;
-    ``substitutions``: what checks them, built first; ``unlinked``: the ``FromModel``
-    ``declare_unlinked_from_model`` declared, if it did;
-    ``overrides``: ASSEMBLE's variables. None where RELINK does not apply (``relinkable``)."""
-    if not resolved or not relinkable(env, target, subs, replacements, objects):
-        return None
-    resolved = resolved[0]
-    folder, model = program[0].dir, Path(str(module)).stem
-    short = {} if env["VERBOSE"] else SHORT_COMSTRS
-    if unlinked is not None:
-        made = unlinked.unlinked or _declare_unlinked_with_placeholders(
-            env, module, folder, unlinked.model, options, subs, replacements, resolved, short)
-        return _declare_relink(env, module, folder, made, unlinked.model, options, subs,
-                               replacements, objects, resolved, substitutions, True, short)
-    wrapped = {s.key: replacements[s.key] for s in subs if s.mode == "wrapped"}
-    unlinked_program = env.IreeAssembledProgram(
-        folder.Dir("unlinked").File(f"{model}.mlir"),
-        [program, options, spec_value(env, {
-            **assembled_spec, "objects": [], "placeholders": sorted(wrapped),
-            "replacements": {key: node.get_path() for key, node in wrapped.items()}}),
-         *([resolved] if wrapped else []), *(wrapped[key] for key in sorted(wrapped))],
-        **overrides)
-    unlinked_program[0].attributes.assembled = True
-    unlinked = env.IreeModule(folder.Dir("unlinked").File(f"{model}.vmfb"),
-                              [unlinked_program[0], options, unlinked_program[1]],
-                              IREE_COMPILEFLAGS=env["IREE_COMPILEFLAGS"] + [relink.UNLINKED])
-    return _declare_relink(env, module, folder, unlinked[0], unlinked_program[0], options, subs,
-                           replacements, objects, resolved, substitutions, False, short)
-
-
-def _declare_relink(env, module, folder, unlinked, program, options, subs, replacements: dict,
-                    objects: dict, resolved, substitutions, from_model_: bool,
-                    short: dict) -> list:
-    """EXPORTS, BINARY and RELINK of ``module`` from ``unlinked``; ``program``: what a kernel
-    that does not fit is compiled into the module from (the model where ``from_model_``, else
-    the unlinked program)."""
-    ops = folder.File(EXECUTABLE_OPS)
-    flags = _compile_flags(env)
-    kernels = []
-    modes = {s.key: s.mode for s in subs}
-    relinking = folder.Dir("relink")
-    for key, kernel in sorted({**replacements, **objects}.items()):
-        # An object's EXPORTS is its stand-in, linking a placeholder named like the object.
-        linked = {"object": kernel.name} if modes[key] == "object" else {}
-        spec = spec_value(env, {"key": key, "flags": flags, "mode": modes[key], **linked})
-        exports = [] if modes[key] == "wrapped" else env.IreeRelinkExports(
-            relinking.File(f"{file_name(key)}.exports.mlir"), [ops, options, resolved, spec],
-            **short)
-        kernels += env.IreeRelinkKernel(
-            [relinking.File(f"{file_name(key)}.bin"), relinking.File(f"{file_name(key)}.json")],
-            [kernel, options, resolved, spec, *exports], **short)
-    relinked = env.IreeRelinkModule(module, [unlinked, program, options, spec_value(
-        env, {"flags": flags, "from_model": from_model_}), substitutions, *kernels], **short)
-    env.Depends(kernels, substitutions)     # substitutions are checked before they are applied
-    return relinked
-
 
 @reporting_user_errors
 def compile_unlinked(target, source, env):
@@ -455,10 +292,12 @@ def _say(line: str) -> None:
 
 
 def generate(env):
-    if "IreeAssembledProgram" not in env["BUILDERS"]:
-        env.Tool("iree_program")
+    if "IREE_SUBSTITUTION_SCANNER" not in env:
+        env.Tool("iree_compile")
     env.SetDefault(
         RELINK=False,
+        # Given to each relink step where VERBOSE is off (iree_kernels.scons.relinking).
+        IREE_RELINK_SHORTCOMSTRS=SHORT_COMSTRS,
         IREE_EXPORTSCOMSTR="Translating the executable a kernel replaces alone: $TARGET",
         IREE_BINARYCOMSTR="Compiling $SOURCE alone: $TARGET",
         IREE_RELINKCOMSTR="Relinking $TARGET",
@@ -476,8 +315,6 @@ def generate(env):
         source_scanner=env["IREE_SUBSTITUTION_SCANNER"])    # a wrapper's objects
     env["BUILDERS"]["IreeRelinkModule"] = SCons.Builder.Builder(
         action=SCons.Action.Action(relink_module, "$IREE_RELINKCOMSTR"), suffix=".vmfb")
-    env.AddMethod(declare_relinked_module, "IreeRelinkedModule")
-    env.AddMethod(declare_unlinked_from_model, "IreeUnlinkedFromModel")
 
 
 def exists(env):

@@ -1,6 +1,6 @@
 """SCons tool: 'scons scaffold' writes a kernel skeleton and its manifest entry.
 
-Builder-less: ``env.IreeScaffold(declared, listing, executable, language, manifest)``
+Builder-less: ``env.IreeScaffold(declared, listing, executable=, language=, manifest=)``
 declares the ``scaffold`` alias, whose action renders ``iree_kernels.project.scaffold``
 for one executable of a module IreeKernelProject declared into
 ``kernels/<target>/`` and appends the entry to a manifest. It never overwrites
@@ -72,7 +72,7 @@ def _refuse_links(path: Path, what: str) -> None:
                             "replace it with a folder or file")
 
 
-def declare_scaffold(env, declared: DeclaredModule, listing, executable: str, language: str,
+def declare_scaffold(env, declared: DeclaredModule, listing, *, executable: str, language: str,
                      manifest: str):
     """'scons scaffold': a skeleton of ``executable`` of the module, in ``language``."""
     spec = {"model": declared.model.name, "target": declared.target.name,

@@ -16,7 +16,7 @@ import pytest
 
 from conftest import REPO
 from harness import scons
-from iree_kernels.release import release
+from iree_kernels.release.archive import archive_bytes
 from iree_kernels.core import toolchains
 from test_bad_inputs import (BASE, C, EW, FIFO, FOLDER, GLSL, PWNED, SQUARE, Case, Link, line_of,
                              run_bad_input, sub)
@@ -356,8 +356,8 @@ EMPTY_LOCK = b'{"format": 1, "source_date_epoch": 0, "modules": []}'
 VERIFY = ("verify-release", "ARCHIVE=r.tar.gz", "IREE_TARGETS=llvm-cpu")
 RELEASES = [
     Case("release-empty-lock", BASE, "r.tar.gz: lock.json lists no modules: nothing to verify",
-         files={"r.tar.gz": release.archive_bytes({"lock.json": EMPTY_LOCK,
-                                                   "build/llvm-cpu/mlp.vmfb": b"evil"}, 0)},
+         files={"r.tar.gz": archive_bytes({"lock.json": EMPTY_LOCK,
+                                           "build/llvm-cpu/mlp.vmfb": b"evil"}, 0)},
          args=VERIFY),
     Case("release-fifo", BASE, "r.tar.gz: the release archive is a FIFO (named pipe), not a "
          "regular file", files={"r.tar.gz": FIFO}, args=VERIFY),

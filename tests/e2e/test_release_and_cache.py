@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, Project
-from iree_kernels.release import release
+from iree_kernels.release.archive import archive_bytes
+from iree_kernels.release.lock import lock_text
 from iree_kernels.core import toolchains
 
 pytestmark = pytest.mark.skipif(toolchains.on_path("glslangValidator") is None,
@@ -204,9 +205,9 @@ def test_verify_release_reports_a_different_tool_version(tmp_path):
     lock = json.loads(project.read(LOCK))
     for module in lock["modules"]:
         module["tools"]["iree-compile"] = "IREE compiler version 0.0.1"
-    members = {"lock.json": release.lock_text(lock).encode()}
+    members = {"lock.json": lock_text(lock).encode()}
     members.update({path: (project.root / path).read_bytes() for path in MODULES})
-    (tmp_path / "old.tar.gz").write_bytes(release.archive_bytes(members, int(EPOCH)))
+    (tmp_path / "old.tar.gz").write_bytes(archive_bytes(members, int(EPOCH)))
     build = project.scons("verify-release", f"ARCHIVE={tmp_path / 'old.tar.gz'}",
                           expect_ok=False)
     assert build.returncode != 0

@@ -25,7 +25,7 @@ import pytest
 
 from conftest import DATA, REPO, SCONS, Project
 from cuda_models import NEEDS_CUDA
-from iree_kernels.perf import hotspots
+from iree_kernels.perf import hotspot_report
 from iree_kernels.core import toolchains
 
 pytestmark = NEEDS_CUDA
@@ -58,7 +58,7 @@ def report(tmp_path_factory) -> dict:
 
 
 def test_every_static_executable_is_timed_on_the_gpu_and_ranked(report):
-    print(hotspots.table(hotspots.from_json(json.dumps(report))))
+    print(hotspot_report.table(hotspot_report.from_json(json.dumps(report))))
     rows = {r["executable"]: r for r in report["rows"]}
     assert report["device"] == "cuda"
     static = [r for r in report["rows"] if r["function"]]

@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).parents[1]))
 from conftest import REPO, SCONS  # noqa: E402
 from harness import scons  # noqa: E402
 from iree_kernels.check import benchmarks, runtime, verification  # noqa: E402
-from iree_kernels.perf import hotspots
+from iree_kernels.perf import hotspot_report, hotspots
 from iree_kernels.core import toolchains
 
 RUN_MODULE = toolchains.iree_tool("iree-run-module") or "iree-run-module"
@@ -121,7 +121,7 @@ def build() -> None:
                     f"@build/cuda/{MODEL}/options.flags", "-o", WITHOUT],
                    cwd=ROOT, check=True, capture_output=True, timeout=1200)
     shutil.rmtree(GPU, ignore_errors=True)
-    hot = hotspots.from_json((ROOT / HOTSPOTS).read_text())
+    hot = hotspot_report.from_json((ROOT / HOTSPOTS).read_text())
     wanted = [WITH_KERNEL, WITHOUT, INPUT, f"build/cuda/{MODEL}/microbenchmarks.json", HOTSPOTS,
               *sorted({row.module for row in hot.rows if row.module}),
               *sorted({row.kernel_module for row in hot.rows if row.kernel_module}),
@@ -203,9 +203,9 @@ def test_the_triton_kernel_is_faster_than_iree_and_the_model_too(at_gpu_root):
 
 
 def test_hotspots_on_cuda_name_the_triton_kernel(at_gpu_root):
-    report = hotspots.from_json((GPU / HOTSPOTS).read_text())
+    report = hotspot_report.from_json((GPU / HOTSPOTS).read_text())
     hotspots.time(report, BENCHMARK_MODULE, report.flags.split(), True)
-    print(hotspots.table(report), end="")
+    print(hotspot_report.table(report), end="")
     row, = [r for r in report.rows if r.substituted_by]
     assert row.export.endswith("_batch_matmul_4x2048x2048x128_f32")
     assert row.substituted_by == "kernels/attention_scores.py"

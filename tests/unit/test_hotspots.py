@@ -7,9 +7,9 @@ import subprocess
 import pytest
 
 from conftest import DATA
-from iree_kernels.perf import hotspots
+from iree_kernels.perf import hotspot_report, hotspots
 from iree_kernels.core import toolchains
-from iree_kernels.perf.hotspots import Hotspot, Report
+from iree_kernels.perf.hotspot_report import Hotspot, Report
 from iree_kernels.module.substitution import read_record
 from iree_kernels.ir.targets import TARGETS
 
@@ -75,15 +75,15 @@ def rows() -> list[Hotspot]:
 
 
 def test_ranks_by_dispatches_times_time_and_puts_untimed_rows_last():
-    ranked = hotspots.ranked(rows())
+    ranked = hotspot_report.ranked(rows())
     assert [r.executable for r in ranked] == ["heavy", "twice", "light", "dyn"]
     assert [r.total_us for r in ranked] == [30.0, 8.0, 2.0, None]
-    shares = hotspots.shares(ranked)
+    shares = hotspot_report.shares(ranked)
     assert shares[:3] == pytest.approx([75.0, 20.0, 5.0]) and shares[3] is None
 
 
 def test_table_has_one_line_per_row_with_rank_share_substitution_and_note():
-    text = hotspots.table(Report("net", "llvm-cpu", "local-sync", rows()))
+    text = hotspot_report.table(Report("net", "llvm-cpu", "local-sync", rows()))
     lines = text.splitlines()
     assert lines[0] == ("net on llvm-cpu (local-sync): 10 dispatch sites, 4 entry points, "
                         "3 timed, 40.00 us in all with IREE's executables, 30.00 us with the "
@@ -107,18 +107,19 @@ def timed(executable: str, dispatches: int, times: list[float]) -> Hotspot:
 
 
 def test_rows_whose_totals_lie_within_each_others_spread_are_ranked_as_ties():
-    found = hotspots.ranked([timed("a", 1, [10.0, 10.5, 9.5]), timed("b", 1, [9.8, 9.0, 9.6]),
-                             timed("c", 2, [2.0, 2.1, 1.9]), timed("d", 1, [1.0, 1.0, 1.0]),
-                             Hotspot("dyn", "dyn_x", 1)])
+    found = hotspot_report.ranked([
+        timed("a", 1, [10.0, 10.5, 9.5]), timed("b", 1, [9.8, 9.0, 9.6]),
+        timed("c", 2, [2.0, 2.1, 1.9]), timed("d", 1, [1.0, 1.0, 1.0]), Hotspot("dyn", "dyn_x", 1)])
     assert [r.executable for r in found] == ["a", "b", "c", "d", "dyn"]
-    assert hotspots.ranks(found) == ["1=", "1=", "3", "4", "-"]
+    assert hotspot_report.ranks(found) == ["1=", "1=", "3", "4", "-"]
     assert found[0].us_per_dispatch == 10.0 and found[0].spread == pytest.approx(5.0)
-    text = hotspots.table(Report("net", "llvm-cpu", "local-sync", found))
+    text = hotspot_report.table(Report("net", "llvm-cpu", "local-sync", found))
     assert "medians of 3 repetitions" in text.splitlines()[1]
     assert text.splitlines()[4].split()[:6] == ["1=", "a", "a_x", "1", "10.00", "±5.0%"]
     # One repetition: no spread, so only equal totals tie.
-    single = hotspots.ranked([timed("a", 1, [10.0]), timed("b", 2, [5.0]), timed("c", 1, [9.0])])
-    assert hotspots.ranks(single) == ["1=", "1=", "3"] and single[0].spread is None
+    single = hotspot_report.ranked([timed("a", 1, [10.0]), timed("b", 2, [5.0]),
+                                    timed("c", 1, [9.0])])
+    assert hotspot_report.ranks(single) == ["1=", "1=", "3"] and single[0].spread is None
 
 
 def test_time_takes_the_median_and_range_of_the_repetitions_and_times_the_kernels(monkeypatch):
@@ -135,10 +136,10 @@ def test_time_takes_the_median_and_range_of_the_repetitions_and_times_the_kernel
 def test_the_picture_is_drawn_and_without_matplotlib_one_line_says_so(tmp_path, monkeypatch,
                                                                        capsys):
     report = Report("net", "llvm-cpu", "local-sync", rows())
-    text, plotted = hotspots.write(report, tmp_path / "hotspots.txt")
+    text, plotted = hotspot_report.write(report, tmp_path / "hotspots.txt")
     assert plotted and (tmp_path / "hotspots.png").read_bytes()[:4] == b"\x89PNG"
-    monkeypatch.setattr(hotspots.benchmarks, "pyplot", lambda: None)
-    text, plotted = hotspots.write(report, tmp_path / "hotspots.txt")
+    monkeypatch.setattr(hotspot_report.benchmarks, "pyplot", lambda: None)
+    text, plotted = hotspot_report.write(report, tmp_path / "hotspots.txt")
     assert not plotted and not (tmp_path / "hotspots.png").exists()     # no stale picture
     monkeypatch.setattr(hotspots, "time", lambda *args: None)
     assert hotspots.main([str(tmp_path / "hotspots.json")]) == 0
@@ -149,11 +150,11 @@ def test_the_picture_is_drawn_and_without_matplotlib_one_line_says_so(tmp_path, 
 
 def test_json_round_trips_and_carries_totals_and_shares():
     report = Report("net", "cuda", "cuda", rows(), "--batch_size=10")
-    data = json.loads(hotspots.to_json(report))
+    data = json.loads(hotspot_report.to_json(report))
     assert [(r["executable"], r["total_us"], r["share"]) for r in data["rows"]][:2] == \
         [("heavy", 30.0, 75.0), ("twice", 8.0, 20.0)]
     assert data["rows"][0]["speedup"] == 1.5 and data["rows"][0]["rank"] == "1"
-    again = hotspots.from_json(hotspots.to_json(report))
+    again = hotspot_report.from_json(hotspot_report.to_json(report))
     assert again.flags == "--batch_size=10" and again.device == "cuda"
     assert next(r for r in again.rows if r.executable == "heavy").kernel_us == 20.0
     assert sorted(r.executable for r in again.rows) == sorted(r.executable for r in rows())

@@ -10,7 +10,12 @@ import tarfile
 
 import pytest
 
-from iree_kernels.release import release
+from iree_kernels.release import provenance
+from iree_kernels.release.archive import Release, archive_bytes, read_release
+from iree_kernels.release.compare import compare, report
+from iree_kernels.release.lock import LOCK_MEMBER, ModuleBuild, lock_record, lock_text, module_lock
+from iree_kernels.release.provenance import (NOT_A_REPOSITORY, checkout_state, dirty_refusal,
+                                             git_commit_time, source_date_epoch)
 from iree_kernels.core.errors import UserError
 from iree_kernels.project.manifest import object_paths
 
@@ -19,14 +24,14 @@ EPOCH = 1_700_000_000
 
 def test_archive_depends_only_on_members_and_time():
     members = {"build/b.vmfb": b"b" * 100, "lock.json": b"{}\n", "build/a.vmfb": b"a"}
-    first = release.archive_bytes(members, EPOCH)
-    again = release.archive_bytes(dict(reversed(list(members.items()))), EPOCH)
+    first = archive_bytes(members, EPOCH)
+    again = archive_bytes(dict(reversed(list(members.items()))), EPOCH)
     assert first == again
-    assert release.archive_bytes(members, EPOCH + 1) != first
+    assert archive_bytes(members, EPOCH + 1) != first
 
 
 def test_archive_headers_carry_no_time_owner_or_name_of_this_machine():
-    data = release.archive_bytes({"z.vmfb": b"z", "a.vmfb": b"a"}, EPOCH)
+    data = archive_bytes({"z.vmfb": b"z", "a.vmfb": b"a"}, EPOCH)
     flags, mtime = data[3], int.from_bytes(data[4:8], "little")
     assert flags & 0x08 == 0                        # no file name in the gzip header
     assert mtime == EPOCH
@@ -39,20 +44,20 @@ def test_archive_headers_carry_no_time_owner_or_name_of_this_machine():
 
 
 def test_source_date_epoch_prefers_the_environment_then_git_then_zero(tmp_path):
-    assert release.source_date_epoch(tmp_path, {"SOURCE_DATE_EPOCH": "42"},
-                                     commit_time=lambda root: 7) == 42
-    assert release.source_date_epoch(tmp_path, {}, commit_time=lambda root: 7) == 7
-    assert release.source_date_epoch(tmp_path, {}, commit_time=lambda root: None) == 0
+    assert source_date_epoch(tmp_path, {"SOURCE_DATE_EPOCH": "42"},
+                             commit_time=lambda root: 7) == 42
+    assert source_date_epoch(tmp_path, {}, commit_time=lambda root: 7) == 7
+    assert source_date_epoch(tmp_path, {}, commit_time=lambda root: None) == 0
 
 
 def test_a_folder_outside_any_git_repository_has_no_commit_time(tmp_path):
-    assert release.git_commit_time(tmp_path) is None
+    assert git_commit_time(tmp_path) is None
 
 
 @pytest.mark.parametrize("text", ["yesterday", "-5", "1.5"])
 def test_malformed_source_date_epoch_is_a_user_error(text):
     with pytest.raises(UserError, match="SOURCE_DATE_EPOCH must be a whole number"):
-        release.source_date_epoch(".", {"SOURCE_DATE_EPOCH": text})
+        source_date_epoch(".", {"SOURCE_DATE_EPOCH": text})
 
 
 def _sha(text: str) -> str:
@@ -65,7 +70,7 @@ def _write(root, files: dict[str, str]) -> None:
         (root / path).write_text(text)
 
 
-def _built_module(root, glsl="void main() {}\n", spv="SPIRV", vmfb="MODULE") -> release.ModuleBuild:
+def _built_module(root, glsl="void main() {}\n", spv="SPIRV", vmfb="MODULE") -> ModuleBuild:
     record = {"model": "mlp", "target": "vulkan", "source": "models/mlp.mlir",
               "substitutions": [{"model": "mlp", "target": "vulkan",
                                  "executable": "main_dispatch_1", "export": "main_dispatch_1_x",
@@ -79,15 +84,15 @@ def _built_module(root, glsl="void main() {}\n", spv="SPIRV", vmfb="MODULE") -> 
                   "build/vulkan/mlp/substitutions.flags":
                       "--iree-hal-substitute-executable-object=main_dispatch_1="
                       "build/vulkan/mlp/k.spv\n"})
-    return release.ModuleBuild("mlp", "vulkan", "build/vulkan/mlp.vmfb",
-                               "build/vulkan/mlp/substitutions.json",
-                               "build/vulkan/mlp/options.flags",
-                               "build/vulkan/mlp/substitutions.flags",
-                               {"iree-compile": "IREE 3.13.0", "glslangValidator": "11:12.0.0"})
+    return ModuleBuild("mlp", "vulkan", "build/vulkan/mlp.vmfb",
+                       "build/vulkan/mlp/substitutions.json",
+                       "build/vulkan/mlp/options.flags",
+                       "build/vulkan/mlp/substitutions.flags",
+                       {"iree-compile": "IREE 3.13.0", "glslangValidator": "11:12.0.0"})
 
 
 def test_lock_entry_hashes_model_kernel_compiled_kernel_and_module(tmp_path):
-    entry = release.module_lock(tmp_path, _built_module(tmp_path))
+    entry = module_lock(tmp_path, _built_module(tmp_path))
     assert entry["source"] == {"path": "models/mlp.mlir", "sha256": _sha("module {}\n")}
     sub, = entry["substitutions"]
     assert sub["kernel"] == {"path": "kernels/k.glsl", "sha256": _sha("void main() {}\n")}
@@ -98,19 +103,19 @@ def test_lock_entry_hashes_model_kernel_compiled_kernel_and_module(tmp_path):
     assert entry["module"] == {"path": "build/vulkan/mlp.vmfb", "sha256": _sha("MODULE")}
 
 
-def _release_of(root, build) -> release.Release:
-    lock = release.lock_record([release.module_lock(root, build)], EPOCH)
+def _release_of(root, build) -> Release:
+    lock = lock_record([module_lock(root, build)], EPOCH)
     archive = root / "release.tar.gz"
-    archive.write_bytes(release.archive_bytes(
-        {release.LOCK_MEMBER: release.lock_text(lock).encode(),
+    archive.write_bytes(archive_bytes(
+        {LOCK_MEMBER: lock_text(lock).encode(),
          build.module: (root / build.module).read_bytes()}, EPOCH))
-    return release.read_release(archive)
+    return read_release(archive)
 
 
 def test_an_unchanged_checkout_matches_its_release(tmp_path):
     build = _built_module(tmp_path)
-    findings = release.compare(_release_of(tmp_path, build),
-                               {build.key: release.module_lock(tmp_path, build)})
+    findings = compare(_release_of(tmp_path, build),
+                       {build.key: module_lock(tmp_path, build)})
     assert all(f.matches for f in findings)
     assert {f.subject for f in findings} >= {"models/mlp.mlir", "kernels/k.glsl",
                                              "build/vulkan/mlp/k.spv", "tool iree-compile",
@@ -121,7 +126,7 @@ def test_a_changed_kernel_is_named_as_the_reason_the_module_differs(tmp_path):
     build = _built_module(tmp_path)
     released = _release_of(tmp_path, build)
     _built_module(tmp_path, glsl="void main() { x(); }\n", spv="SPIRV2", vmfb="MODULE2")
-    findings = release.compare(released, {build.key: release.module_lock(tmp_path, build)})
+    findings = compare(released, {build.key: module_lock(tmp_path, build)})
     differ = {f.subject: f.why for f in findings if not f.matches}
     assert set(differ) == {"kernels/k.glsl", "build/vulkan/mlp/k.spv", "build/vulkan/mlp.vmfb"}
     assert differ["kernels/k.glsl"].startswith("kernel of main_dispatch_1 differs: sha256")
@@ -132,9 +137,9 @@ def test_a_changed_kernel_is_named_as_the_reason_the_module_differs(tmp_path):
 def test_a_different_tool_version_is_reported(tmp_path):
     build = _built_module(tmp_path)
     released = _release_of(tmp_path, build)
-    newer = release.ModuleBuild(**{**build.__dict__,
-                                   "tools": {**build.tools, "iree-compile": "IREE 3.14.0"}})
-    findings = release.compare(released, {build.key: release.module_lock(tmp_path, newer)})
+    newer = ModuleBuild(**{**build.__dict__,
+                           "tools": {**build.tools, "iree-compile": "IREE 3.14.0"}})
+    findings = compare(released, {build.key: module_lock(tmp_path, newer)})
     differ = [f for f in findings if not f.matches]
     assert [(f.subject, f.why) for f in differ] == [
         ("tool iree-compile", "version differs: 'IREE 3.14.0' here, 'IREE 3.13.0' in the release")]
@@ -143,12 +148,12 @@ def test_a_different_tool_version_is_reported(tmp_path):
 def test_an_altered_archive_and_a_missing_module_are_reported(tmp_path):
     build = _built_module(tmp_path)
     released = _release_of(tmp_path, build)
-    tampered = release.Release(released.path, released.lock,
-                               {**released.members, build.module: _sha("evil")})
-    findings = release.compare(tampered, {build.key: release.module_lock(tmp_path, build)})
+    tampered = Release(released.path, released.lock,
+                       {**released.members, build.module: _sha("evil")})
+    findings = compare(tampered, {build.key: module_lock(tmp_path, build)})
     assert [f.why for f in findings if not f.matches] == [
         "the archive's copy does not match its lock record (the archive was altered)"]
-    missing, = release.compare(released, {})
+    missing, = compare(released, {})
     assert (missing.subject, missing.matches) == ("build/vulkan/mlp.vmfb", False)
     assert "does not build it" in missing.why
 
@@ -156,7 +161,7 @@ def test_an_altered_archive_and_a_missing_module_are_reported(tmp_path):
 def test_report_lists_every_file_and_ends_with_the_count(tmp_path):
     build = _built_module(tmp_path)
     released = _release_of(tmp_path, build)
-    text = release.report(released, release.compare(released, {}))
+    text = report(released, compare(released, {}))
     assert text.splitlines()[1:] == [
         "vulkan/mlp:",
         "  DIFFERS build/vulkan/mlp.vmfb: this checkout does not build it (model gone, or its "
@@ -166,9 +171,9 @@ def test_report_lists_every_file_and_ends_with_the_count(tmp_path):
 
 @pytest.mark.parametrize("content, message", [
     (b"plain text", "not a release archive (.tar.gz)"),
-    (release.archive_bytes({"a.vmfb": b"a"}, EPOCH), "it holds no lock.json"),
-    (release.archive_bytes({"lock.json": b"[1]"}, EPOCH), "is not a lock record of format 1"),
-    (release.archive_bytes({"lock.json": b'{"format": 1, "source_date_epoch": 0, '
+    (archive_bytes({"a.vmfb": b"a"}, EPOCH), "it holds no lock.json"),
+    (archive_bytes({"lock.json": b"[1]"}, EPOCH), "is not a lock record of format 1"),
+    (archive_bytes({"lock.json": b'{"format": 1, "source_date_epoch": 0, '
                                          b'"modules": [{"model": "m"}]}'}, EPOCH),
      "lock.json: module #1 lacks target, source, substitutions, flag_files, tools, module"),
 ])
@@ -176,7 +181,7 @@ def test_reading_something_else_than_a_release_is_a_user_error(tmp_path, content
     path = tmp_path / "r.tar.gz"
     path.write_bytes(content)
     with pytest.raises(UserError) as error:
-        release.read_release(path)
+        read_release(path)
     assert message in str(error.value)
 
 
@@ -195,13 +200,13 @@ def test_the_objects_an_mlir_kernel_links_are_locked_too(tmp_path):
                       "kernels/saxpy.o": "ELF", "build/m.vmfb": "MODULE",
                       "build/m/substitutions.json": json.dumps(record),
                       "build/m/options.flags": "", "build/m/substitutions.flags": ""})
-    build = release.ModuleBuild("m", "llvm-cpu", "build/m.vmfb", "build/m/substitutions.json",
-                                "build/m/options.flags", "build/m/substitutions.flags", {})
-    sub, = release.module_lock(tmp_path, build)["substitutions"]
+    build = ModuleBuild("m", "llvm-cpu", "build/m.vmfb", "build/m/substitutions.json",
+                        "build/m/options.flags", "build/m/substitutions.flags", {})
+    sub, = module_lock(tmp_path, build)["substitutions"]
     assert sub["objects"] == [{"path": "kernels/saxpy.o", "sha256": _sha("ELF")}]
     released = _release_of(tmp_path, build)
     (tmp_path / "kernels/saxpy.o").write_text("ELF, rebuilt")
-    findings = release.compare(released, {build.key: release.module_lock(tmp_path, build)})
+    findings = compare(released, {build.key: module_lock(tmp_path, build)})
     assert [f.why for f in findings if not f.matches][0].startswith(
         "object linked by main_dispatch_0 differs: sha256 ")
 
@@ -227,20 +232,20 @@ def _refused(tmp_path, content: bytes) -> str:
     path = tmp_path / "r.tar.gz"
     path.write_bytes(content)
     with pytest.raises(UserError) as error:
-        release.read_release(path)
+        read_release(path)
     return str(error.value)
 
 
 def test_a_lock_listing_no_module_is_refused_whatever_lies_beside_it(tmp_path):
-    content = release.archive_bytes({"lock.json": EMPTY_LOCK,
-                                     "build/llvm-cpu/mlp.vmfb": b"evil"}, EPOCH)
+    content = archive_bytes({"lock.json": EMPTY_LOCK,
+                             "build/llvm-cpu/mlp.vmfb": b"evil"}, EPOCH)
     assert "lock.json lists no modules: nothing to verify" in _refused(tmp_path, content)
 
 
 def _good_lock(tmp_path) -> tuple[bytes, bytes]:
     build = _built_module(tmp_path)
-    lock = release.lock_record([release.module_lock(tmp_path, build)], EPOCH)
-    return release.lock_text(lock).encode(), (tmp_path / build.module).read_bytes()
+    lock = lock_record([module_lock(tmp_path, build)], EPOCH)
+    return lock_text(lock).encode(), (tmp_path / build.module).read_bytes()
 
 
 @pytest.mark.parametrize("extra, message", [
@@ -269,13 +274,13 @@ def test_members_the_lock_does_not_name_or_that_are_no_plain_files_are_refused(t
         _member(tar, "lock.json", lock)
         extra(tar, lock)
     assert message in _refused(tmp_path, _tar_gz(add))
-    assert release.read_release(_write_archive(tmp_path, lock, module)).lock["modules"]
+    assert read_release(_write_archive(tmp_path, lock, module)).lock["modules"]
 
 
 def _write_archive(tmp_path, lock: bytes, module: bytes):
     path = tmp_path / "good.tar.gz"
-    path.write_bytes(release.archive_bytes({"lock.json": lock, "build/vulkan/mlp.vmfb": module},
-                                           EPOCH))
+    path.write_bytes(archive_bytes({"lock.json": lock, "build/vulkan/mlp.vmfb": module},
+                                   EPOCH))
     return path
 
 
@@ -298,7 +303,7 @@ def test_a_fifo_or_device_as_archive_is_refused_unread(tmp_path):
     os.mkfifo(fifo)
     for path, kind in ((fifo, "a FIFO (named pipe)"), ("/dev/zero", "a character device")):
         with pytest.raises(UserError) as error:
-            release.read_release(path)
+            read_release(path)
         assert f"the release archive is {kind}, not a regular file" in str(error.value)
 
 
@@ -306,11 +311,11 @@ def test_a_lock_listing_a_module_twice_or_at_an_unsafe_path_is_refused(tmp_path)
     lock, module = _good_lock(tmp_path)
     parsed = json.loads(lock)
     twice = {**parsed, "modules": parsed["modules"] * 2}
-    content = release.archive_bytes({"lock.json": json.dumps(twice).encode(),
-                                     "build/vulkan/mlp.vmfb": module}, EPOCH)
+    content = archive_bytes({"lock.json": json.dumps(twice).encode(),
+                             "build/vulkan/mlp.vmfb": module}, EPOCH)
     assert "module #2 (vulkan/mlp) is listed twice" in _refused(tmp_path, content)
     parsed["modules"][0]["module"]["path"] = "../../x.vmfb"
-    content = release.archive_bytes({"lock.json": json.dumps(parsed).encode()}, EPOCH)
+    content = archive_bytes({"lock.json": json.dumps(parsed).encode()}, EPOCH)
     assert "module #1 is at '../../x.vmfb'" in _refused(tmp_path, content)
 
 
@@ -320,20 +325,20 @@ def _git(root, *args):
 
 
 def test_the_checkout_state_is_the_commit_and_its_uncommitted_changes(tmp_path):
-    assert release.checkout_state(tmp_path) == {"git": release.NOT_A_REPOSITORY}
+    assert checkout_state(tmp_path) == {"git": NOT_A_REPOSITORY}
     _git(tmp_path, "init", "-q")
     (tmp_path / "a.c").write_text("a\n")
     _git(tmp_path, "add", "a.c")
     _git(tmp_path, "commit", "-q", "-m", "a")
     head = subprocess.run(["git", "-C", str(tmp_path), "rev-parse", "HEAD"], capture_output=True,
                           text=True).stdout.strip()
-    assert release.checkout_state(tmp_path) == {"commit": head, "dirty": False, "changes": []}
-    assert release.dirty_refusal(release.checkout_state(tmp_path)) == ""
+    assert checkout_state(tmp_path) == {"commit": head, "dirty": False, "changes": []}
+    assert dirty_refusal(checkout_state(tmp_path)) == ""
     (tmp_path / "a.c").write_text("b\n")
     (tmp_path / "new file.toml").write_text("")
-    state = release.checkout_state(tmp_path)
+    state = checkout_state(tmp_path)
     assert state == {"commit": head, "dirty": True, "changes": ["M a.c", "?? new file.toml"]}
-    assert release.dirty_refusal(state) == (
+    assert dirty_refusal(state) == (
         "release: the checkout has uncommitted changes (M a.c, ?? new file.toml); commit them, "
         "or release anyway with ALLOW_DIRTY=yes (the lock record names them)")
 
@@ -341,11 +346,11 @@ def test_the_checkout_state_is_the_commit_and_its_uncommitted_changes(tmp_path):
 def test_a_git_that_does_not_answer_is_an_error(tmp_path, monkeypatch):
     def hangs(*args, **kwargs):
         raise subprocess.TimeoutExpired(args[0], kwargs.get("timeout"))
-    monkeypatch.setattr(release.subprocess, "run", hangs)
+    monkeypatch.setattr(provenance.subprocess, "run", hangs)
     with pytest.raises(UserError, match="git did not describe the checkout .* within 5 s"):
-        release.checkout_state(tmp_path, timeout=5)
+        checkout_state(tmp_path, timeout=5)
 
 
 def test_the_lock_holds_the_checkout_state():
     state = {"commit": "c" * 40, "dirty": False, "changes": []}
-    assert release.lock_record([], EPOCH, state)["checkout"] == state
+    assert lock_record([], EPOCH, state)["checkout"] == state

@@ -1,4 +1,4 @@
-"""iree_kernels.cache.remote_cache: Bazel's layout and ActionResult, credentials, and a real nginx as server."""
+"""iree_kernels.cache.remote_cache and remote_protocol: Bazel's layout and ActionResult, credentials, and a real nginx as server."""
 from __future__ import annotations
 
 import base64
@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from cache_server import NGINX, SKIP_REASON, CacheServer
-from iree_kernels.cache import remote_cache
+from iree_kernels.cache import remote_cache, remote_protocol
 from iree_kernels.core.errors import UserError
 from iree_kernels.cache.remote_cache import RemoteCache
 
@@ -42,27 +42,27 @@ def bazel_action_result():
 
 def test_action_result_is_bazels_protobuf():
     files = {"entry": ("0" * 64, 300), "entry.sha256": ("f" * 64, 0)}
-    data = remote_cache.encode_action_result(files)
+    data = remote_protocol.encode_action_result(files)
     parsed = bazel_action_result().FromString(data)
     assert [(f.path, f.digest.hash, f.digest.size_bytes) for f in parsed.output_files] == [
         ("entry", "0" * 64, 300), ("entry.sha256", "f" * 64, 0)]
-    assert remote_cache.decode_action_result(data) == files
+    assert remote_protocol.decode_action_result(data) == files
     written = bazel_action_result()(exit_code=0, stdout_raw=b"out")
     written.output_files.add(path="a", is_executable=True).digest.hash = "1" * 64
     written.output_files[0].digest.size_bytes = 5
-    assert remote_cache.decode_action_result(written.SerializeToString()) == {"a": ("1" * 64, 5)}
+    assert remote_protocol.decode_action_result(written.SerializeToString()) == {"a": ("1" * 64, 5)}
 
 
 def test_an_action_result_with_other_fields_is_read_and_a_truncated_one_refused():
-    data = remote_cache.encode_action_result({"a": ("1" * 64, 5)})
+    data = remote_protocol.encode_action_result({"a": ("1" * 64, 5)})
     extra = b"\x20\x00" + b"\x2a\x03out"          # exit_code = 0, stdout_raw = "out"
-    assert remote_cache.decode_action_result(extra + data) == {"a": ("1" * 64, 5)}
+    assert remote_protocol.decode_action_result(extra + data) == {"a": ("1" * 64, 5)}
     with pytest.raises(ValueError):
-        remote_cache.decode_action_result(data[:-3])
+        remote_protocol.decode_action_result(data[:-3])
 
 
 def test_action_keys_are_sha256_names_that_differ_by_namespace():
-    a, b = remote_cache.action_key("scons", "x"), remote_cache.action_key("codegen cuda", "x")
+    a, b = remote_protocol.action_key("scons", "x"), remote_protocol.action_key("codegen cuda", "x")
     assert a != b and len(a) == 64 and int(a, 16) >= 0
 
 
@@ -176,7 +176,7 @@ def test_a_server_refusing_uploads_is_reported_once_and_still_read(tmp_path):
         (server.data / "cas").mkdir(parents=True)
         (server.data / "ac").mkdir()
         (server.data / "cas" / remote_cache.hashlib.sha256(b"entry").hexdigest()).write_bytes(b"entry")
-        (server.data / "ac" / KEY).write_bytes(remote_cache.encode_action_result(
+        (server.data / "ac" / KEY).write_bytes(remote_protocol.encode_action_result(
             {"e": (remote_cache.hashlib.sha256(b"entry").hexdigest(), 5)}))
         cache, warnings = client(server.url)
         cache.store("cd" * 32, {"e": b"other"})

@@ -8,7 +8,7 @@ import stat
 import pytest
 
 from conftest import umask
-from iree_kernels.cache import remote_cache
+from iree_kernels.cache import remote_protocol
 from iree_kernels.cache.integrity import Trust
 from iree_kernels.cache.store import Entry, Refused, Store
 
@@ -153,7 +153,7 @@ def test_a_published_entry_is_uploaded_and_fetched_elsewhere_then_checked(tmp_pa
     writer = Store(trust=Trust(KEY), remote=remote, namespace="codegen cuda")
     written = entry(tmp_path / "ci", "code.mlir")
     writer.publish(written, {"code.mlir": b"hal.executable"})
-    key = remote_cache.action_key("codegen cuda", NAME)
+    key = remote_protocol.action_key("codegen cuda", NAME)
     assert sorted(remote.results[key]) == [f"{NAME}.sha256", "code.mlir"]
     reader = Store(trust=Trust(KEY), remote=remote, namespace="codegen cuda")
     fetched = entry(tmp_path / "dev", "code.mlir")

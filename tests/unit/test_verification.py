@@ -1,4 +1,5 @@
-"""iree_kernels.check.verification: harnesses from IREE's benchmark dumps, and what a comparison reports."""
+"""iree_kernels.check's harness, dispatch_buffers and verification: harnesses from IREE's
+benchmark dumps, and what a comparison reports."""
 from __future__ import annotations
 
 import re
@@ -7,17 +8,18 @@ import numpy as np
 import pytest
 
 from conftest import DATA
-from iree_kernels.check import verification
+from iree_kernels.check import dispatch_buffers, harness, verification
 from iree_kernels.check.comparison import Tolerance
 from iree_kernels.core.errors import UserError
 from iree_kernels.ir.executables import Subspan, read_executables
-from iree_kernels.check.verification import Case, Region
+from iree_kernels.check.dispatch_buffers import Region
+from iree_kernels.check.harness import Case
 
 BENCHMARK = (DATA / "benchmarks/mlp_dispatch_0.mlir").read_text()   # IREE 3.13's own dump
 
 
 def test_harness_dispatches_once_on_the_buffer_it_is_given_and_returns_it():
-    text, cases = verification.harness(BENCHMARK, "bench.mlir")
+    text, cases = harness.harness(BENCHMARK, "bench.mlir")
     case, = cases
     assert case.function == "main_dispatch_0_embedded_elf_x86_64_main_dispatch_0_matmul_4x16x8_f32"
     assert case.bindings == [(0, 128), (256, 512), (768, 256)]
@@ -38,9 +40,9 @@ def test_harness_dispatches_once_on_the_buffer_it_is_given_and_returns_it():
 def test_a_benchmark_in_another_form_is_refused_naming_the_function():
     changed = BENCHMARK.replace("util.global.load", "util.global.load_other")
     with pytest.raises(UserError, match=r"bench\.mlir: .*matmul_4x16x8_f32' is not in the form"):
-        verification.harness(changed, "bench.mlir")
+        harness.harness(changed, "bench.mlir")
     with pytest.raises(UserError, match="no benchmark function"):
-        verification.harness("module {\n}\n", "bench.mlir")
+        harness.harness("module {\n}\n", "bench.mlir")
 
 
 def test_subspans_give_offset_type_shape_and_access():
@@ -61,38 +63,39 @@ TENSORS = [Region(0, 0, "f32", (4, 4), "readonly"), Region(1, 80, "f32", (2, 4),
 
 
 def _buffers():
-    start = verification.random_input(CASE, TENSORS, seed=3)
+    start = dispatch_buffers.random_input(CASE, TENSORS, seed=3)
     iree = start.copy()
     iree[80:112] = np.arange(8, dtype="<f4").view(np.uint8)
     return start, iree
 
 
 def test_the_same_seed_gives_the_same_input_and_tensors_get_values_of_their_type():
-    start = verification.random_input(CASE, TENSORS, seed=3)
-    assert np.array_equal(start, verification.random_input(CASE, TENSORS, seed=3))
-    assert not np.array_equal(start, verification.random_input(CASE, TENSORS, seed=4))
+    start = dispatch_buffers.random_input(CASE, TENSORS, seed=3)
+    assert np.array_equal(start, dispatch_buffers.random_input(CASE, TENSORS, seed=3))
+    assert not np.array_equal(start, dispatch_buffers.random_input(CASE, TENSORS, seed=4))
     values = start[0:64].view("<f4")
     assert np.all(np.abs(values) <= 1.0)
 
 
 def test_equal_buffers_match_and_differences_are_placed_in_their_binding():
     start, iree = _buffers()
-    assert verification.compare(CASE, TENSORS, start, iree, iree.copy(), Tolerance(ulp=0)) is None
+    assert dispatch_buffers.compare(CASE, TENSORS, start, iree, iree.copy(),
+                                    Tolerance(ulp=0)) is None
 
     kernel = iree.copy()
     kernel[84:88] = np.array([1.0000001], dtype="<f4").view(np.uint8)
-    wrong = verification.compare(CASE, TENSORS, start, iree, kernel, Tolerance(ulp=0))
+    wrong = dispatch_buffers.compare(CASE, TENSORS, start, iree, kernel, Tolerance(ulp=0))
     assert wrong.startswith("binding 1 (output 2x4xf32 at byte 16): element [0, 1] is "
                             "1.0000001192092896, expected 1.0 (difference 1.1920928955078125e-07, "
                             "1 ulp)")
-    assert verification.compare(CASE, TENSORS, start, iree, kernel, Tolerance()) is None
+    assert dispatch_buffers.compare(CASE, TENSORS, start, iree, kernel, Tolerance()) is None
 
 
 def test_unwritten_outputs_inputs_written_and_stray_bytes_are_named():
     start, iree = _buffers()
     kernel = iree.copy()
     kernel[96:112] = start[96:112]
-    assert verification.compare(CASE, TENSORS, start, iree, kernel, Tolerance()).endswith(
+    assert dispatch_buffers.compare(CASE, TENSORS, start, iree, kernel, Tolerance()).endswith(
         "4 of 8 elements still hold their input value: the kernel did not write them "
         "(a launch grid that covers part of the output?)")
 
@@ -100,31 +103,31 @@ def test_unwritten_outputs_inputs_written_and_stray_bytes_are_named():
     kernel[64:96] = iree[80:112]
     assert re.search(r"the kernel did not write them; instead it wrote 1[56] bytes of binding 1 "
                      r"outside every tensor, from byte 0 \(does it ignore the byte offset 16\?\)$",
-                     verification.compare(CASE, TENSORS, start, iree, kernel, Tolerance()))
+                     dispatch_buffers.compare(CASE, TENSORS, start, iree, kernel, Tolerance()))
 
     kernel = iree.copy()
     kernel[8] ^= 0x40
-    assert verification.compare(CASE, TENSORS, start, iree, kernel, Tolerance()).startswith(
+    assert dispatch_buffers.compare(CASE, TENSORS, start, iree, kernel, Tolerance()).startswith(
         "binding 0 (input (read-only) 4x4xf32 at byte 0): element [0, 2]")
 
     kernel = iree.copy()
     kernel[70] ^= 1
-    assert verification.compare(CASE, TENSORS, start, iree, kernel, Tolerance()) == (
+    assert dispatch_buffers.compare(CASE, TENSORS, start, iree, kernel, Tolerance()) == (
         "1 bytes outside the executable's tensors differ, first at binding 1 byte 6: "
         "the kernel writes where IREE's executable does not")
 
 
 def test_regions_leave_out_tensors_past_their_binding_or_at_offsets_known_at_run_time():
-    found = verification.regions(CASE, (Subspan(1, 16, "writeonly", "f32", (2, 4)),
-                                        Subspan(1, 48, "writeonly", "f32", (2, 4)),
-                                        Subspan(0, "from push constants", "readonly", "f32", (4,)),
-                                        Subspan(0, 0, "readonly", "f32", (None, 4))))
+    found = dispatch_buffers.regions(CASE, (
+        Subspan(1, 16, "writeonly", "f32", (2, 4)), Subspan(1, 48, "writeonly", "f32", (2, 4)),
+        Subspan(0, "from push constants", "readonly", "f32", (4,)),
+        Subspan(0, 0, "readonly", "f32", (None, 4))))
     assert found == [Region(1, 80, "f32", (2, 4), "writeonly")]
 
 
 def test_a_dynamic_tensor_alone_in_its_binding_fills_it_flattened():
-    found = verification.regions(CASE, (Subspan(0, 0, "readonly", "f32", (None,)),
-                                        Subspan(1, 8, "writeonly", "i32", (None, 2))))
+    found = dispatch_buffers.regions(CASE, (Subspan(0, 0, "readonly", "f32", (None,)),
+                                            Subspan(1, 8, "writeonly", "i32", (None, 2))))
     assert found == [Region(0, 0, "f32", (16,), "readonly"), Region(1, 72, "i32", (14,), "writeonly")]
 
 
@@ -139,11 +142,11 @@ def test_a_plan_round_trips_and_another_format_is_refused():
 
 def test_every_float_of_a_binding_is_finite_also_around_its_tensors():
     case = Case("f", [(0, 4096), (4096, 256)], elements=("f32", "i32"))
-    start = verification.random_input(case, [Region(0, 1024, "f32", (16,), "readonly")], seed=1)
+    start = dispatch_buffers.random_input(case, [Region(0, 1024, "f32", (16,), "readonly")], seed=1)
     floats = start[:4096].view("<f4")
     assert np.isfinite(floats).all() and np.abs(floats).max() <= 1.0 and floats.std() > 0.3
     assert set(start[4096:].view("<i4").tolist()) <= set(range(8))
-    raw = verification.random_input(Case("f", [(0, 4096)], elements=("",)), [], seed=1)
+    raw = dispatch_buffers.random_input(Case("f", [(0, 4096)], elements=("",)), [], seed=1)
     assert not np.isfinite(raw.view("<f4")).all()       # bytes of no known type stay random
 
 
@@ -158,11 +161,11 @@ def _site(number, constants, lengths):
 
 def test_an_executable_dispatched_at_several_sites_gets_a_function_per_site():
     function = "main_dispatch_0_embedded_elf_x86_64_main_dispatch_0_matmul_16x16x16_f32"
-    _, (dumped,) = verification.harness(LAYERS, "bench.mlir")
+    _, (dumped,) = harness.harness(LAYERS, "bench.mlir")
     assert dumped.constants == (1024, 0)           # IREE's dump keeps the last site's
     sites = [_site(1, (0, 0), (1024, 1024, 2048)), _site(2, (0, 1024), (2048, 1024, 2048)),
              _site(3, (1024, 0), (2048, 1024, 1024)), _site(4, (0, 1024), (2048, 1024, 2048))]
-    text, cases = verification.harness(LAYERS, "bench.mlir", {function: sites})
+    text, cases = harness.harness(LAYERS, "bench.mlir", {function: sites})
     assert [c.function for c in cases] == [f"{function}_site{n}" for n in (1, 2, 3)]
     assert cases[1].bindings == [(0, 2048), (2048, 1024), (3072, 2048)]   # packed at 256 bytes
     assert cases[1].site == "dispatch site 2 of 4 (in @main, push constants 0, 1024)"
@@ -180,9 +183,9 @@ def test_an_executable_dispatched_at_several_sites_gets_a_function_per_site():
                         offset_expression=("push", 0)),
                 Subspan(2, "from push constant 1", "writeonly", "f32", (16, 16),
                         offset_expression=("push", 1)))
-    assert [(r.binding, r.start) for r in verification.regions(cases[1], subspans)] == \
+    assert [(r.binding, r.start) for r in dispatch_buffers.regions(cases[1], subspans)] == \
         [(0, 0), (2, 3072 + 1024)]
-    assert [(r.binding, r.start) for r in verification.regions(cases[2], subspans)] == \
+    assert [(r.binding, r.start) for r in dispatch_buffers.regions(cases[2], subspans)] == \
         [(0, 1024), (2, 3072)]
 
 
@@ -198,21 +201,21 @@ def test_offsets_are_computed_from_the_push_constants_they_are_made_of():
 def test_what_iree_writes_outside_the_tensors_it_places_is_output_compared_with_the_tolerance():
     case = Case("f", [(0, 64), (64, 64)], elements=("f32", "f32"))
     inputs = [Region(0, 0, "f32", (4, 4), "readonly")]          # the output's offset unknown
-    start = verification.random_input(case, inputs, seed=2)
+    start = dispatch_buffers.random_input(case, inputs, seed=2)
     iree = start.copy()
     iree[80:112] = np.arange(8, dtype="<f4").view(np.uint8)
     close = iree.copy()
     close[84:88] = np.array([1.0000001], "<f4").view(np.uint8)
-    assert verification.compare(case, inputs, start, iree, close, Tolerance()) is None
+    assert dispatch_buffers.compare(case, inputs, start, iree, close, Tolerance()) is None
     nans = [iree.copy() for _ in range(2)]
     nans[0][80:84] = np.array([0x7FC00000], "<u4").view(np.uint8)
     nans[1][80:84] = np.array([0xFFC00123], "<u4").view(np.uint8)
-    assert verification.compare(case, inputs, start, nans[0], nans[1], Tolerance()) is None
-    wrong = verification.compare(case, inputs, start, iree, close, Tolerance(ulp=0))
+    assert dispatch_buffers.compare(case, inputs, start, nans[0], nans[1], Tolerance()) is None
+    wrong = dispatch_buffers.compare(case, inputs, start, iree, close, Tolerance(ulp=0))
     assert wrong.startswith("binding 1 (what IREE's executable writes outside the tensors this "
                             "check could place, as f32): the f32 at byte 20 is 1.0000001192092896, "
                             "expected 1.0"), wrong
     stray = iree.copy()
     stray[120] ^= 1                                              # where IREE wrote nothing
-    assert verification.compare(case, inputs, start, iree, stray, Tolerance()).endswith(
+    assert dispatch_buffers.compare(case, inputs, start, iree, stray, Tolerance()).endswith(
         "the kernel writes where IREE's executable does not")

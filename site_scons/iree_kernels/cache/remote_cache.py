@@ -25,8 +25,10 @@ are sent in an ``Authorization`` header only: never in the URL (refused
 there), a message, a repr, a cache key or a log. Redirects are not followed,
 so the header never goes to another server.
 
-Not for: deciding whether an entry may be trusted (``store``, after the files
-are copied into a local cache), or where local entries live (the caches).
+Not for: the names and records of Bazel's layout (``remote_protocol``);
+deciding whether an entry may be trusted (``store``, after the files are
+copied into a local cache), or where local entries live (the caches); which
+server this build uses (the glue, ``iree_kernels.scons.caches``).
 """
 from __future__ import annotations
 
@@ -41,6 +43,7 @@ import urllib.parse
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping
 
+from iree_kernels.cache.remote_protocol import decode_action_result, encode_action_result
 from iree_kernels.core.errors import UserError
 
 # http.client, ssl, socket and netrc are imported where a server is talked to: every scons run
@@ -51,18 +54,12 @@ if TYPE_CHECKING:
 URL_VARIABLE = "IREE_KERNELS_REMOTE_CACHE_URL"
 TOKEN_VARIABLE = "IREE_KERNELS_REMOTE_CACHE_TOKEN"
 NETRC_VARIABLE = "NETRC"
-FORMAT = "iree-kernels remote cache 1"
 CHUNK = 1 << 16
 MIN_RATE = 1 << 20          # bytes a second a transfer may not fall below, on top of the timeout
 MAX_ACTION_RESULT = 1 << 20 # an action result names a few files: more is not one
 MAX_RETRIES = 10            # REMOTE_CACHE_RETRIES above this is refused
 MAX_BLOB_MIB = 512          # REMOTE_CACHE_MAX_MIB's default: blobs are held in memory
 _RETRIED = {408, 429, 500, 502, 503, 504}
-
-
-def action_key(namespace: str, key: str) -> str:
-    """The ``/ac/`` name of a local cache's entry ``key``: a SHA-256, as Bazel servers require."""
-    return hashlib.sha256(f"{FORMAT}\n{namespace}\n{key}\n".encode("utf-8")).hexdigest()
 
 
 class Unavailable(Exception):
@@ -75,84 +72,6 @@ class UploadRefused(Exception):
 
 class TooLarge(Exception):
     """An answer larger than it may be (declared or sent): that entry is a miss, the server still used."""
-
-
-# Bazel's ActionResult (build/bazel/remote/execution/v2/remote_execution.proto),
-# only what an entry needs: output_files = 2 { path = 1, digest = 2 { hash = 1, size_bytes = 2 } }.
-
-def encode_action_result(files: Mapping[str, tuple[str, int]]) -> bytes:
-    """An ActionResult whose output files are ``files`` (path -> (sha256, size))."""
-    out = b""
-    for path, (digest, size) in files.items():
-        blob_digest = _field(1, digest.encode("ascii")) + _varint_field(2, size)
-        out += _field(2, _field(1, path.encode("utf-8")) + _field(2, blob_digest))
-    return out
-
-
-def decode_action_result(data: bytes) -> dict[str, tuple[str, int]]:
-    """Path -> (sha256, size) of an ActionResult's output files; ValueError if it is not one."""
-    files = {}
-    for number, value in _fields(data):
-        if number != 2 or not isinstance(value, bytes):
-            continue
-        output = dict(_fields(value))
-        digest = dict(_fields(output.get(2, b"")))
-        path, sha, size = output.get(1), digest.get(1), digest.get(2, 0)
-        if not isinstance(path, bytes) or not isinstance(sha, bytes) or not isinstance(size, int):
-            raise ValueError("an output file without a path or a digest")
-        files[path.decode("utf-8")] = (sha.decode("ascii"), size)
-    return files
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte, n = n & 0x7F, n >> 7
-        out.append(byte | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
-def _field(number: int, payload: bytes) -> bytes:
-    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
-
-
-def _varint_field(number: int, value: int) -> bytes:
-    return _varint(number << 3) + _varint(value) if value else b""
-
-
-def _fields(data: bytes) -> Iterable[tuple[int, bytes | int]]:
-    """(field number, value) of a protobuf message: varints as int, length-delimited as bytes."""
-    at = 0
-
-    def varint() -> int:
-        nonlocal at
-        value, shift = 0, 0
-        while True:
-            if at >= len(data) or shift > 63:
-                raise ValueError("a truncated varint")
-            byte = data[at]
-            at += 1
-            value |= (byte & 0x7F) << shift
-            shift += 7
-            if not byte & 0x80:
-                return value
-
-    while at < len(data):
-        tag = varint()
-        number, kind = tag >> 3, tag & 7
-        if kind == 0:
-            yield number, varint()
-        elif kind == 2:
-            size = varint()
-            if at + size > len(data):
-                raise ValueError("a truncated field")
-            yield number, data[at:at + size]
-            at += size
-        elif kind in (1, 5):
-            at += 8 if kind == 1 else 4
-        else:
-            raise ValueError(f"wire type {kind}")
 
 
 def authorization(url: str, environ: Mapping[str, str] = os.environ) -> str | None:
@@ -481,13 +400,3 @@ def from_environment(url: str, read_only: bool = False, timeout: float = 10.0, r
 
 
 _configured: RemoteCache | None = None
-
-
-def configure(cache: RemoteCache | None) -> None:
-    """Make ``cache`` the one this process's caches use (None: none)."""
-    global _configured
-    _configured = cache
-
-
-def configured() -> RemoteCache | None:
-    return _configured

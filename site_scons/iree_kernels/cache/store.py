@@ -19,7 +19,7 @@ A ``Store`` is what one build may do with such entries:
   anything in its folders.
 - remote: with a remote cache (``remote_cache``), an entry is fetched into
   the folder on request (then read and checked as any other) and an entry
-  published is uploaded, both under ``remote_cache.action_key``.
+  published is uploaded, both under ``remote_protocol.action_key``.
 
 Not for: where entries live and what they are named (the caches), deciding
 whether a build only reads (``scons.only_reads``), the record's format and the
@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from iree_kernels.cache import integrity, remote_cache
+from iree_kernels.cache import integrity, remote_cache, remote_protocol
 from iree_kernels.core.files import (
     NotRegularFile,
     is_regular,
@@ -91,7 +91,7 @@ class Store:
     trust: integrity.Trust = field(default_factory=integrity.configured, repr=False,
                                    compare=False)
     remote: remote_cache.RemoteCache | None = field(default=None, compare=False)
-    namespace: str = ""          # the cache's entries on the remote: remote_cache.action_key
+    namespace: str = ""          # the cache's entries on the remote: remote_protocol.action_key
     # The folder is this build's own copy of the remote cache: the remote's entries are
     # fetched into it even where the build only reads (nothing else is written then).
     mirror: bool = False
@@ -234,7 +234,7 @@ class Store:
         self.remote.store(self._remote_key(entry), files)
 
     def _remote_key(self, entry: Entry) -> str:
-        return remote_cache.action_key(self.namespace, entry.name)
+        return remote_protocol.action_key(self.namespace, entry.name)
 
 
 def _unreadable(entry: Entry, name: str, error: OSError) -> str:

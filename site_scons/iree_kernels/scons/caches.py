@@ -8,9 +8,12 @@ exactly as one a local build wrote; an entry published locally is uploaded.
 SCons's cache mirrors into a local CacheDir (CACHE_DIR, else
 ``$BUILD_DIR/remote-cache``); the codegen cache into its own folder.
 
-Entries are named on the server by ``remote_cache.action_key`` of the local
+Entries are named on the server by ``remote_protocol.action_key`` of the local
 entry's name (SCons's build signature, the codegen key), which holds no path,
 URL or secret, so checkouts anywhere share them.
+
+The server this build uses is kept in the environment (``$IREE_REMOTE_CACHE``,
+set by ``configure``, read by ``remote``), not in a module global.
 """
 from __future__ import annotations
 
@@ -43,13 +46,16 @@ def only_reads(env, variable: str = "CACHE_READONLY") -> bool:
 
 
 MIRROR = "remote-cache"            # under BUILD_DIR, where no CACHE_DIR is given
+REMOTE = "IREE_REMOTE_CACHE"       # the construction variable holding the configured server
+
 
 def configure(env) -> remote_cache.RemoteCache | None:
-    """The remote cache REMOTE_CACHE_URL names (None: none); its token taken out of the tools' environment."""
+    """The remote cache REMOTE_CACHE_URL names (None: none), kept in ``env`` for ``remote``;
+    its token taken out of the tools' environment."""
     url = env.get("REMOTE_CACHE_URL", "")
     if not url or SCons.Script.GetOption("cache_disable"):
         os.environ.pop(remote_cache.TOKEN_VARIABLE, None)
-        remote_cache.configure(None)
+        env[REMOTE] = None
         return None
     try:
         timeout, retries = float(env["REMOTE_CACHE_TIMEOUT"]), int(env["REMOTE_CACHE_RETRIES"])
@@ -64,8 +70,13 @@ def configure(env) -> remote_cache.RemoteCache | None:
     except UserError as e:
         fail(str(e))
     os.environ.pop(remote_cache.TOKEN_VARIABLE, None)
-    remote_cache.configure(cache)
+    env[REMOTE] = cache
     return cache
+
+
+def remote(env) -> remote_cache.RemoteCache | None:
+    """The remote cache ``configure`` found for ``env`` (None: none, or not configured)."""
+    return env.get(REMOTE)
 
 
 def mirror(env, path: str | None, readonly: bool) -> str:
