@@ -43,7 +43,7 @@ from iree_kernels.ir import listing
 from iree_kernels.module import selection, substitution
 from iree_kernels.binaries import spirv
 from iree_kernels.core.errors import UserError
-from iree_kernels.project.manifest import Substitution
+from iree_kernels.project.records import Substitution
 from iree_kernels.ir.workgroups import ExpressionError
 from iree_kernels.ir.wrappers import render_wrapper
 from iree_kernels.core.files import write_atomically

@@ -18,7 +18,8 @@ import pytest
 
 from iree_kernels.project import manifest
 from iree_kernels.core.errors import UserError
-from iree_kernels.project.manifest import MODEL_KEYS, SUBSTITUTION_KEYS, load_project
+from iree_kernels.project.manifest import MODEL_KEYS, load_project
+from iree_kernels.project.substitutions import SUBSTITUTION_KEYS
 from iree_kernels.ir.targets import TARGETS
 from iree_kernels.kinds.registry import KERNEL_KINDS, MODES
 from conftest import REPO

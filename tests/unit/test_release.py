@@ -12,7 +12,7 @@ import pytest
 
 from iree_kernels.release import release
 from iree_kernels.core.errors import UserError
-from iree_kernels.project.manifest import object_paths
+from iree_kernels.ir.object_references import object_paths
 
 EPOCH = 1_700_000_000
 

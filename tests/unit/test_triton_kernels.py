@@ -14,7 +14,7 @@ import pytest
 
 from iree_kernels.kinds import triton_kernels as tk
 from iree_kernels.ir.executables import Binding, Executable, Export, Layout, Subspan
-from iree_kernels.project.manifest import Origin, Substitution
+from iree_kernels.project.records import Origin, Substitution
 from iree_kernels.kinds.triton_kernels import Param, TritonError
 
 SPEC = {"function": "saxpy", "executable": "main_dispatch_0", "bindings": ["fp32", "fp32", "fp16"],

@@ -19,7 +19,7 @@ from iree_kernels.binaries import ptx_text
 from iree_kernels.ir.dump import natural_key, workload_names
 from iree_kernels.core.errors import UserError
 from iree_kernels.ir.executables import Executable, Subspan
-from iree_kernels.project.manifest import closest
+from iree_kernels.core.errors import closest
 from iree_kernels.core.render import render
 
 LANGUAGES = {  # language: (targets it writes for, None: any; suffix, template, mode)
