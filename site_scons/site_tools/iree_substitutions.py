@@ -140,7 +140,7 @@ def write_wrapper(target, source, env):
     found = listed(source[1]).executables
     executable = substitution.plan_substitutions([sub], found, checks=substitution.UNCHECKED,
                                    landed=_landed(resolved))[0].executable
-    # A kernel whose compiler says its launch shape (Triton's metadata): size, shared memory.
+    # A kernel whose compiler says its launch shape (its metadata): size, shared memory.
     launch = json.loads(source[4].get_text_contents()) if len(source) > 4 else {}
     size = launch.get("workgroup_size") or list(sub.workgroup_size) or None
     # A GPU kernel's wrapper names no function: the kernel is the export itself.

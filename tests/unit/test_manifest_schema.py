@@ -19,7 +19,7 @@ import pytest
 from iree_kernels.project import manifest
 from iree_kernels.core.errors import UserError
 from iree_kernels.project.manifest import MODEL_KEYS, load_project
-from iree_kernels.project.substitutions import SUBSTITUTION_KEYS
+from iree_kernels.project.substitutions import substitution_keys
 from iree_kernels.ir.targets import TARGETS
 from iree_kernels.kinds.registry import KERNEL_KINDS, MODES
 from conftest import REPO
@@ -187,7 +187,7 @@ def test_the_schema_is_draft_2020_12():
 def test_the_schema_knows_the_fields_targets_kinds_and_modes_manifest_py_does():
     definitions = SCHEMA["$defs"]
     assert set(definitions["model"]["properties"]) == MODEL_KEYS
-    assert set(definitions["substitution"]["properties"]) == SUBSTITUTION_KEYS
+    assert set(definitions["substitution"]["properties"]) == substitution_keys()
     assert definitions["target"]["enum"] == list(TARGETS)
     assert definitions["substitution"]["properties"]["mode"]["enum"] == list(MODES)
     kinds = re.search(r"\\\.\((.*)\)\$$", definitions["substitution"]["properties"]["file"]

@@ -98,6 +98,12 @@ class KernelChecks:
         if kind and kind.check:
             values = {name: self.settings.get(name) or default
                       for name, default in kind.check_settings}
+            # What its source's kind compiled it for, where that is not the module's.
+            source = kernel_kind(planned.substitution.file)
+            if source is not None and source.check_overrides is not None:
+                values.update({name: value for name, value in
+                               source.check_overrides(planned.substitution).items()
+                               if name in values})
             kind.check(planned, values, self.checkers.get(kind.checker, "") if kind.checker
                        else "", self.timeouts)
 

@@ -70,10 +70,8 @@ class Substitution:
     ulp: int | None = None
     bitwise: bool | None = None       # True: outputs equal bit for bit, NaN payloads too
     verify: bool = True               # False: it computes something else on purpose
-    constexprs: tuple = ()            # a Triton kernel: ((name, value), ...) of its tl.constexprs
-    num_warps: int = 0                # a Triton kernel: 0 is Triton's default (4)
-    num_stages: int = 0               # a Triton kernel: 0 is Triton's default
-    arch: str = ""                    # a Triton kernel on cuda: compiled for it, not CUDA_ARCH
+    # The kind's own fields (registry.KernelKind.fields), as its read_fields checked them.
+    kind_fields: dict = field(default_factory=dict, hash=False)
     folder: str = ""                  # from a folder of kernels (``from``): the folder; then
                                       # executable is the file's stem, DUMP_PREFIX optional
     passes: tuple = ()                # a derived kernel: the iree-opt pipelines, in order; file
@@ -118,15 +116,13 @@ class Substitution:
                 "workgroup_size": tuple(self.workgroup_size), "function": self.function,
                 "objects": tuple(self.objects), "object_search_path": self.object_search_path,
                 "atol": self.atol, "rtol": self.rtol, "ulp": self.ulp, "bitwise": self.bitwise,
-                "verify": self.verify, "constexprs": [list(c) for c in self.constexprs],
-                "num_warps": self.num_warps, "num_stages": self.num_stages, "arch": self.arch,
+                "verify": self.verify, "kind_fields": dict(self.kind_fields),
                 "folder": self.folder, "passes": list(self.passes),
                 "passes_file": self.passes_file}
 
     @classmethod
     def from_dict(cls, data: dict) -> "Substitution":
         return cls(**{**data, "origin": Origin(**data["origin"]),
-                      "constexprs": tuple(tuple(c) for c in data.get("constexprs", ())),
                       "passes": tuple(data.get("passes", ()))})
 
 

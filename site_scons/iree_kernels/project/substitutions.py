@@ -16,18 +16,17 @@ from iree_kernels.core.errors import UserError, closest, control_character, show
 from iree_kernels.core.files import read_text
 from iree_kernels.core.toml_lines import line_of_field
 from iree_kernels.ir.workgroups import ExpressionError, count_region
-from iree_kernels.kinds.registry import KERNEL_KINDS, MODES, kernel_kind
+from iree_kernels.kinds.registry import KERNEL_KINDS, MODES, KernelKind, kernel_kind, kind_fields
 from iree_kernels.project.fields import check_keys, field_error, path_field
 from iree_kernels.project.kernel_objects import check_object_paths
 from iree_kernels.project.records import SELECTOR_KEYS, Origin, Project, Substitution
 from iree_kernels.project.repo_paths import repo_folder
 from iree_kernels.project.tolerances import TOLERANCE_KEYS, tolerance_error
 
-# A Triton kernel's (.py) compile options; arch: the CUDA architecture it is compiled for.
-TRITON_KEYS = ("constexprs", "num_warps", "num_stages", "arch")
-SUBSTITUTION_KEYS = {"model", "target", "executable", "export", "fingerprint", "file", "mode",
-                     "workgroup_count", "workgroup_size", "function", "verify", "from",
-                     "passes", *TRITON_KEYS, *TOLERANCE_KEYS}
+# The fields every substitution may take; each kind adds its own (substitution_keys).
+COMMON_KEYS = {"model", "target", "executable", "export", "fingerprint", "file", "mode",
+               "workgroup_count", "workgroup_size", "function", "verify", "from",
+               "passes", *TOLERANCE_KEYS}
 # A kernel derived by iree-opt from the executable's own dumped source (``passes``).
 DERIVED_KEYS = {"model", "target", "executable", "export", "fingerprint", "passes", "verify",
                 *TOLERANCE_KEYS}
@@ -43,7 +42,7 @@ C_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 def read_substitution(project: Project, entry, origin: Origin, text: str) -> Substitution:
     if not isinstance(entry, dict):
         raise origin.error("a substitution must be a table")
-    check_keys(entry, SUBSTITUTION_KEYS, origin, text)
+    check_keys(entry, substitution_keys(), origin, text)
     values = {}
     for key in ("model", "target", *SELECTOR_KEYS):
         value = entry.get(key)
@@ -81,9 +80,9 @@ def read_substitution(project: Project, entry, origin: Origin, text: str) -> Sub
         raise field_error(described, text, "file", f"{kind.description} cannot replace an executable "
                           f"of target '{values['target']}'; it fits {', '.join(kind.targets)}")
     objects, search_path = check_object_paths(project, file, described, text) \
-        if file.endswith(".mlir") else ((), "")
-    launch = _launch_fields(entry, mode, values["target"], file, described, text)
-    triton = _triton_fields(entry, file, values["target"], described, text)
+        if kind.links_objects else ((), "")
+    launch = _launch_fields(entry, mode, values["target"], file, kind, described, text)
+    own = _kind_fields(entry, kind, values["target"], described, text)
     for key in TOLERANCE_KEYS:
         if problem := tolerance_error(key, entry.get(key)):
             raise field_error(described, text, key, problem)
@@ -93,7 +92,7 @@ def read_substitution(project: Project, entry, origin: Origin, text: str) -> Sub
     return Substitution(values["model"], values["target"], values["executable"],
                         file, mode, described, export=values["export"],
                         fingerprint=values["fingerprint"].lower(), objects=objects,
-                        object_search_path=search_path, **launch, **triton,
+                        object_search_path=search_path, **launch, kind_fields=own,
                         verify=entry.get("verify", True),
                         **{key: entry.get(key) for key in TOLERANCE_KEYS})
 
@@ -238,8 +237,8 @@ def _check_selector(values: dict, origin: Origin, text: str) -> None:
                           "scons dump lists them")
 
 
-def _launch_fields(entry: dict, mode: str, target: str, file: str, origin: Origin,
-                   text: str) -> dict:
+def _launch_fields(entry: dict, mode: str, target: str, file: str, kind: KernelKind,
+                   origin: Origin, text: str) -> dict:
     """workgroup_count, workgroup_size and function of a wrapped substitution."""
     if mode != "wrapped":
         for key in WRAPPED_KEYS:
@@ -257,13 +256,11 @@ def _launch_fields(entry: dict, mode: str, target: str, file: str, origin: Origi
     except ExpressionError as e:
         raise field_error(origin, text, "workgroup_count", str(e))
     size = entry.get("workgroup_size")
-    if file.endswith(".py"):
+    if kind.no_workgroup_size:     # it launches with a workgroup size of its own
         if size is not None:
-            raise field_error(origin, text, "workgroup_size", "a Triton kernel's workgroup "
-                              "size is num_warps x the warp size (Triton's metadata gives it); "
-                              "set num_warps instead")
+            raise field_error(origin, text, "workgroup_size", kind.no_workgroup_size)
         return {"workgroup_count": tuple(count),
-                "function": _function(entry, file, origin, text, "Python function")}
+                "function": _function(entry, file, origin, text, kind.function[0])}
     if target == "llvm-cpu":
         if size is not None:
             raise field_error(origin, text, "workgroup_size", "llvm-cpu runs one invocation "
@@ -271,9 +268,10 @@ def _launch_fields(entry: dict, mode: str, target: str, file: str, origin: Origi
         return {"workgroup_count": tuple(count),
                 "function": _function(entry, file, origin, text, "C function")}
     if "function" in entry:
-        raise field_error(origin, text, "function", "only a C kernel on llvm-cpu or a Triton "
-                          "kernel (.py) takes 'function'; a GPU kernel's entry is the "
-                          "export's name")
+        takers = ["a C kernel on llvm-cpu", *dict.fromkeys(
+            k.function[1] for k in KERNEL_KINDS.values() if k.function)]
+        raise field_error(origin, text, "function", f"only {' or '.join(takers)} takes "
+                          "'function'; a GPU kernel's entry is the export's name")
     if (not isinstance(size, list) or not 1 <= len(size) <= 3
             or not all(type(n) is int and n > 0 for n in size)):
         raise field_error(origin, text, "workgroup_size", "a wrapped GPU kernel needs "
@@ -290,42 +288,18 @@ def _function(entry: dict, file: str, origin: Origin, text: str, what: str) -> s
     return function
 
 
-CUDA_ARCH_RE = re.compile(r"^sm_\d+a?$")
+def substitution_keys() -> set[str]:
+    """The fields a [[substitutions]] entry may have: the common ones and every kind's own."""
+    return COMMON_KEYS | set(kind_fields())
 
 
-def _triton_fields(entry: dict, file: str, target: str, origin: Origin, text: str) -> dict:
-    """constexprs, num_warps, num_stages and arch of a Triton kernel (.py)."""
-    if not file.endswith(".py"):
-        for key in TRITON_KEYS:
-            if key in entry:
-                raise field_error(origin, text, key, f"only a Triton kernel (.py) takes '{key}'")
+def _kind_fields(entry: dict, kind: KernelKind, target: str, origin: Origin, text: str) -> dict:
+    """The fields of ``kind``'s own (KernelKind.read_fields); another kind's are refused."""
+    for key, owner in kind_fields().items():
+        if owner is not kind and key in entry and key not in {f.name for f in kind.fields}:
+            raise field_error(origin, text, key, f"only {owner.description} ({owner.suffix}) "
+                              f"takes '{key}'")
+    if kind.read_fields is None:
         return {}
-    found = {}
-    constexprs = entry.get("constexprs", {})
-    if not isinstance(constexprs, dict):
-        raise field_error(origin, text, "constexprs", "must be a table of NAME = value "
-                          "(the function's tl.constexpr parameters)")
-    for name, value in constexprs.items():
-        if not C_NAME_RE.fullmatch(name) or type(value) not in (int, float, bool):
-            raise field_error(origin, text, "constexprs", f"'{shown(name)}' = {value!r}: a "
-                              "tl.constexpr value is an integer, a float or a boolean, named "
-                              "like a Python parameter")
-    found["constexprs"] = tuple(sorted(constexprs.items()))
-    for key, low, high in (("num_warps", 1, 32), ("num_stages", 1, 16)):
-        value = entry.get(key, 0)
-        if key in entry and (type(value) is not int or not low <= value <= high
-                             or key == "num_warps" and value & (value - 1)):
-            kind = "a power of two" if key == "num_warps" else "an integer"
-            raise field_error(origin, text, key, f"must be {kind} from {low} to {high}, not "
-                              f"{value!r}")
-        found[key] = value
-    arch = entry.get("arch", "")
-    if "arch" in entry and (target != "cuda" or not isinstance(arch, str)
-                            or not CUDA_ARCH_RE.fullmatch(arch)):
-        raise field_error(origin, text, "arch", "a CUDA architecture such as \"sm_90a\", on "
-                          "the cuda target only: the Triton kernel is compiled for it instead "
-                          "of CUDA_ARCH, and the module then runs only on that GPU")
-    found["arch"] = arch
-    return found
-
-
+    return kind.read_fields(entry, target,
+                            lambda key, message: field_error(origin, text, key, message))
