@@ -1,7 +1,7 @@
 """What a kernel kind is: the data and hooks of a kernel file of one suffix.
 
-A kernel language is one module of this package (``mlir``, ``cuda``, ``glsl``,
-``hip``, ``c``, ``triton``) holding its kinds, plus its SCons tool
+A kernel language is one module of this package (``registry`` lists them)
+holding its kinds, plus its SCons tool
 (``site_tools/``) and its skeleton template: the rest of the library asks the
 kind, never names its suffix or its fields. Not for the table of kinds
 (``registry``) nor for the targets (``iree_kernels.ir.targets``).
@@ -67,7 +67,7 @@ class KernelKind:
     check: Callable[..., None] | None = None
     check_settings: tuple[tuple[str, str], ...] = ()
     entry_point_main: bool = False  # compiled, its entry point is 'main': renamed to the export
-    # Compiled per target to another suffix than compiles_to: (("hip", ".hsaco"),)
+    # Compiled per target to another suffix than compiles_to: ((target, suffix), ...)
     compiles_for: tuple[tuple[str, str], ...] = ()
     # Compiled once per substitution, from the executable's layout: what it makes lies in
     # the module's folder, named after the substitution. ``declare(env, sub, *, source,
@@ -95,6 +95,8 @@ class KernelKind:
     short_lines: tuple[tuple[str, str], ...] = ()
     # A line of the manifest schema's comment on it (the kinds of one language share one).
     schema_comment: str = ""
+    # What the build does with it, for the docs' table of suffixes (docs/manifest.md).
+    doc: str = ""
 
     @property
     def per_substitution(self) -> bool:

@@ -17,7 +17,10 @@ KINDS = (
                tool="elf_object", short_lines=(("ELFCOMSTR", "CC       $SOURCE"),),
                scaffold=Scaffold("c", ("llvm-cpu",), "scaffold/kernel.c.j2", "wrapped",
                                  default_for=("llvm-cpu",)),
-               schema_comment=_COMMENT),
+               schema_comment=_COMMENT,
+               doc="compiles it for IREE's embedded ELF target (clang), links it through a "
+                   "generated wrapper"),
     KernelKind(".o", "a native object", ("llvm-cpu",), "wrapped", ("wrapped",), _NATIVE_WHY,
-               check=kernel_checks.check_object, schema_comment=_COMMENT),
+               check=kernel_checks.check_object, schema_comment=_COMMENT,
+               doc="links it through a generated wrapper"),
 )

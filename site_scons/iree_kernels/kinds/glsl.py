@@ -16,12 +16,17 @@ KINDS = (
                ".spv", tool="glsl", entry_point_main=True, short_lines=(("SPIRVCOMSTR", "SPIRV    $SOURCE"),),
                scaffold=Scaffold("glsl", ("vulkan",), "scaffold/kernel.glsl.j2", "object",
                                  default_for=("vulkan",)),
-               schema_comment=_COMMENT),
+               schema_comment=_COMMENT,
+               doc="compiles it to SPIR-V, names its entry point after the export, checks "
+                   "it, substitutes it"),
     KernelKind(".comp", "a GLSL compute shader", ("vulkan",), "object", GPU_MODES, GPU_WHY,
                ".spv", tool="glsl", entry_point_main=True, short_lines=(("SPIRVCOMSTR", "SPIRV    $SOURCE"),),
-               schema_comment=_COMMENT),
+               schema_comment=_COMMENT,
+               doc="compiles it to SPIR-V, names its entry point after the export, checks "
+                   "it, substitutes it"),
     KernelKind(".spv", "a SPIR-V shader", ("vulkan",), "object", GPU_MODES, GPU_WHY,
                checker="spirv-val", check=kernel_checks.check_spirv,
                check_settings=(("GLSL_TARGET_ENV", spirv.TARGET_ENV),),
-               schema_comment=_COMMENT),
+               schema_comment=_COMMENT,
+               doc="checks it, substitutes it"),
 )

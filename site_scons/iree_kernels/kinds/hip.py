@@ -15,9 +15,12 @@ _COMMENT = "a HIP kernel or AMD GPU code object: target hip, object or wrapped m
 KINDS = (
     KernelKind(".hip", "a HIP kernel", ("hip",), "object", GPU_MODES, GPU_WHY, ".hsaco",
                tool="hsaco", short_lines=(("HSACOCOMSTR", "HSACO    $TARGET"),),
-               schema_comment=_COMMENT),
+               schema_comment=_COMMENT,
+               doc="compiles it to an AMD GPU code object (`.hsaco`, clang-19), "
+                   "substitutes it"),
     KernelKind(".hsaco", "an AMD GPU code object", ("hip",), "object", GPU_MODES, GPU_WHY,
                check=kernel_checks.check_hsaco,
                check_settings=(("HIP_ARCH", TARGETS["hip"].default_arch),),
-               schema_comment=_COMMENT),
+               schema_comment=_COMMENT,
+               doc="substitutes it"),
 )

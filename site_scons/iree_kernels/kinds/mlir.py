@@ -14,5 +14,6 @@ KINDS = (
                "an .mlir file replaces an executable's source; object and wrapped modes "
                "take a kernel (.ptx, .spv, .c, ...)", links_objects=True,
                scaffold=Scaffold("mlir", None, None, "source"),
-               schema_comment="an MLIR hal.executable source: source mode, any target"),
+               schema_comment="an MLIR hal.executable source: source mode, any target",
+               doc="substitutes it as is"),
 )

@@ -107,5 +107,8 @@ KINDS = (
                short_lines=(("TRITONCOMSTR", "TRITON   $TARGET"),
                             ("TRITON_INTERFACECOMSTR", "ABI      $TARGET")),
                schema_comment="a Triton kernel: target cuda or hip, wrapped mode; the "
-                              "workgroup size comes from num_warps"),
+                              "workgroup size comes from num_warps",
+               doc="compiles its `@triton.jit` function with Triton to PTX or a code "
+                   "object, once per substitution, checks it, links it through a generated "
+                   "wrapper"),
 )
