@@ -24,8 +24,7 @@ import SCons.Script
 from iree_kernels.project import option_files
 from iree_kernels.core import toolchains
 from iree_kernels.core.files import not_regular, remove_leftovers
-from iree_kernels.core.errors import UserError
-from iree_kernels.core.errors import closest
+from iree_kernels.core.errors import UserError, closest
 from iree_kernels.project.manifest import load_project
 from iree_kernels.project.scaffold import languages, target_languages
 from iree_kernels.ir.targets import REPRODUCIBLE_FLAGS, TARGETS, module_targets, parse_archs, rejected_arch_message

@@ -8,7 +8,7 @@ kind, never names its suffix or its fields. Not for the table of kinds
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 MODES = ("source", "object", "wrapped")

@@ -14,10 +14,9 @@ from pathlib import Path
 from typing import Mapping
 
 from iree_kernels.core import flag_files, toolchains
-from iree_kernels.core.errors import UserError
+from iree_kernels.core.errors import UserError, closest
 from iree_kernels.ir.executables import Executable
 from iree_kernels.project.records import Substitution
-from iree_kernels.core.errors import closest
 from iree_kernels.module.selection import Landing
 from iree_kernels.kinds.registry import kernel_kind
 from iree_kernels.core.render import render

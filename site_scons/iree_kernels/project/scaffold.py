@@ -17,9 +17,8 @@ from dataclasses import dataclass
 from iree_kernels.ir import dispatch_body
 from iree_kernels.binaries import ptx_text
 from iree_kernels.ir.dump import natural_key, workload_names
-from iree_kernels.core.errors import UserError
+from iree_kernels.core.errors import UserError, closest
 from iree_kernels.ir.executables import Executable, Subspan
-from iree_kernels.core.errors import closest
 from iree_kernels.core.render import render
 from iree_kernels.kinds.registry import KERNEL_KINDS, KernelKind
 
