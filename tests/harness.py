@@ -4,7 +4,8 @@ Tests and benches share it: ``scons(root, *args)`` runs a build with a timeout
 and returns a ``Run``; ``Run.steps`` lists the (step, path) of every short
 progress line (``IREE     build/llvm-cpu/mlp.vmfb``), ``Run.ran(step)`` the paths
 of one step. The lines' shapes are read from the tools' ``SHORT_COMSTRS`` /
-``SHORT_COMSTR`` (site_scons/site_tools), so a renamed step changes one place.
+``SHORT_COMSTR`` (site_scons/site_tools) and the kernel kinds' ``short_lines``
+(site_scons/iree_kernels/kinds), so a renamed step changes one place.
 """
 from __future__ import annotations
 
@@ -29,9 +30,15 @@ COMSTR_NAMES = ("SHORT_COMSTRS", "SHORT_COMSTR")
 PATH_VARIABLES = ("$TARGET", "$SOURCE")
 
 
-def short_comstrs(tools: Path = SITE_DIR / "site_tools") -> list[str]:
-    """Every short progress line template the tools in ``tools`` declare, read without SCons."""
+def short_comstrs(tools: Path = SITE_DIR / "site_tools",
+                  kinds: Path | None = SITE_DIR / "iree_kernels" / "kinds") -> list[str]:
+    """Every short progress line template the tools in ``tools`` and the kernel kinds in
+    ``kinds`` (their ``short_lines``) declare, read without SCons."""
     templates = []
+    for kind in sorted(kinds.glob("*.py")) if kinds else ():
+        for node in ast.walk(ast.parse(kind.read_text(), str(kind))):
+            if isinstance(node, ast.keyword) and node.arg == "short_lines":
+                templates += [line for _, line in ast.literal_eval(node.value)]
     for tool in sorted(tools.glob("*.py")):
         for node in ast.parse(tool.read_text(), str(tool)).body:
             if isinstance(node, ast.Assign) and any(

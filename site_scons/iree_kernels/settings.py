@@ -19,7 +19,7 @@ from iree_kernels.core.toolchains import TIMEOUT_DEFAULTS
 from iree_kernels.module.codegen_cache import EXECUTABLE_CACHE_TARGETS
 from iree_kernels.cache.integrity import KEY_FILE_VARIABLE, KEY_VARIABLE
 from iree_kernels.cache.remote_cache import MAX_BLOB_MIB, MAX_RETRIES, URL_VARIABLE, redact
-from iree_kernels.project.scaffold import LANGUAGES, TARGET_LANGUAGES
+from iree_kernels.project.scaffold import languages, target_languages
 from iree_kernels.ir.targets import PTX_ISA_VERSION, TARGETS
 
 ON_A_TERMINAL = "on a terminal"     # a boolean's default: yes where the output is a terminal
@@ -96,8 +96,8 @@ SETTINGS: tuple[Setting, ...] = (
             "skeleton for; EXECUTABLE is a name (quoted where it holds '$'), a number (3: "
             "*_dispatch_3) or an export glob", dollar=_ESCAPED),
     Setting("LANGUAGE", "for 'scons scaffold': the skeleton's language: "
-            f"{', '.join(LANGUAGES)}; empty: the target's own ("
-            + ", ".join(f"{lang} for {t}" for t, lang in TARGET_LANGUAGES.items()) + ")"),
+            f"{', '.join(languages())}; empty: the target's own ("
+            + ", ".join(f"{lang} for {t}" for t, lang in target_languages().items()) + ")"),
     Setting("EXPECTED", "for 'scons expected': comma-separated models to write expected "
             "outputs for; empty: every model that has none"),
     Setting("SCAFFOLD_MANIFEST", "for 'scons scaffold': the manifest its entry is appended to",

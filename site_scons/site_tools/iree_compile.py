@@ -38,7 +38,7 @@ import SCons.Util
 from iree_kernels.ir import executables, translation
 from iree_kernels.core import flag_files, toolchains
 from iree_kernels.core.errors import UserError
-from iree_kernels.project.manifest import object_paths
+from iree_kernels.ir.object_references import object_paths
 from iree_kernels.ir.program import Program
 from iree_kernels.ir.program_text import NotSplittable, executables_only, open_program
 from iree_kernels.core.files import scratch_folder, write_atomically

@@ -25,7 +25,7 @@ import SCons.Util
 from iree_kernels.module import derived, selection
 from iree_kernels.ir import executables
 from iree_kernels.core.files import write_atomically
-from iree_kernels.project.manifest import Substitution
+from iree_kernels.project.records import Substitution
 from iree_kernels.ir.program_text import executable_alone
 from iree_kernels.scons.escaping import program
 from iree_kernels.scons.kernels import tool_version

@@ -45,12 +45,6 @@ SHORT_COMSTRS = {
     "IREE_LISTINGCOMSTR": "LISTING  $TARGET",
     "IREE_CHECKCOMSTR": "CHECK    $SOURCE on $IREE_RUN_DEVICE",
     "IREE_ENTRYPOINTCOMSTR": "ENTRY    $TARGET",
-    "PTXCOMSTR": "PTX      $SOURCE",
-    "SPIRVCOMSTR": "SPIRV    $SOURCE",
-    "ELFCOMSTR": "CC       $SOURCE",
-    "HSACOCOMSTR": "HSACO    $TARGET",
-    "TRITONCOMSTR": "TRITON   $TARGET",
-    "TRITON_INTERFACECOMSTR": "ABI      $TARGET",
     "IREE_WRAPPERCOMSTR": "WRAP     $TARGET",
     "IREE_RENAMECOMSTR": "RENAME   $TARGET",
     "IREE_OPTCOMSTR": "OPT      $TARGET",
@@ -84,6 +78,8 @@ def _declare_project(env, manifests=None):
     trust_settled_signatures()
     if not env["VERBOSE"]:
         env.Replace(**SHORT_COMSTRS)
+        env.Replace(**{name: line for kind in KERNEL_KINDS.values()
+                       for name, line in kind.short_lines})      # the kinds' tools' own
     if env["PROGRESS"]:
         SCons.Script.Progress(["-\r", "\\\r", "|\r", "/\r"], interval=25)
     env.IreeCacheDir()
@@ -271,19 +267,18 @@ def _declare_kernel(env, sub, executables, listing, resolved, here, where, build
 
 def _declare_substitution_kernel(env, sub, listing, resolved, here, where,
                                  missing: str) -> list:
-    """A kernel compiled for one substitution (Triton: its signature is the executable's
-    layout): [the kernel, its launch metadata], in the module's folder, named after the key."""
+    """A kernel compiled for one substitution (its signature is the executable's layout):
+    [the kernel, its launch metadata], in the module's folder, named after the key, declared
+    by its kind (``KernelKind.declare``) with its tool's own builders."""
     kind = kernel_kind(sub.file)
     source = env.File(f"#{sub.file}")
     built = here.File(f"{file_name(sub.key)}{kind.made_suffix(where.target.name)}")
     if missing:
         return [_missing_tool(env, built, source, missing)]
-    interface = env.TritonInterface(here.File(f"{file_name(sub.key)}.interface.json"),
-                                    [spec_value(env, sub.to_dict()), listing, resolved])
-    # The Triton tool's own builder: env.Kernel picks its action by the one source's suffix.
-    compiler = kernel_compiler(env, kind.suffix)
-    return env.Triton([built, built.target_from_source("", built.get_suffix() + ".json")],
-                      [source, *interface], **{compiler.arch_variable: sub.arch or where.arch})
+    return kind.declare(env, sub, source=source, built=built,
+                        named=lambda suffix: here.File(f"{file_name(sub.key)}{suffix}"),
+                        spec=spec_value(env, sub.to_dict()), listing=listing,
+                        resolved=resolved, arch=where.arch)
 
 
 def _declare_compiled_kernel(env, sub, resolved, here, where, build, missing: str):

@@ -47,7 +47,7 @@ Per module, beside ``program`` (the front end's executables.mlir):
                     instead; either way iree-compile's module (entry for entry).
 
 Relinked: MLIR kernels substituted as sources (edited dumps, derived, from a
-folder) linking no objects, wrapped kernels (CUDA, Triton, GLSL, HIP, C), and object-mode
+folder) linking no objects, wrapped kernels (of every language), and object-mode
 kernels on CUDA and Vulkan. The unlinked module is compiled with each wrapper's placeholder
 (``relink.placeholder``: on GPUs its objects replaced by four embedded bytes, on llvm-cpu,
 which links them with IREE's code, without them and the calls into them): its host code is

@@ -43,7 +43,7 @@ from iree_kernels.ir import listing
 from iree_kernels.module import selection, substitution
 from iree_kernels.binaries import spirv
 from iree_kernels.core.errors import UserError
-from iree_kernels.project.manifest import Substitution
+from iree_kernels.project.records import Substitution
 from iree_kernels.ir.workgroups import ExpressionError
 from iree_kernels.ir.wrappers import render_wrapper
 from iree_kernels.core.files import write_atomically
@@ -140,7 +140,7 @@ def write_wrapper(target, source, env):
     found = listed(source[1]).executables
     executable = substitution.plan_substitutions([sub], found, checks=substitution.UNCHECKED,
                                    landed=_landed(resolved))[0].executable
-    # A kernel whose compiler says its launch shape (Triton's metadata): size, shared memory.
+    # A kernel whose compiler says its launch shape (its metadata): size, shared memory.
     launch = json.loads(source[4].get_text_contents()) if len(source) > 4 else {}
     size = launch.get("workgroup_size") or list(sub.workgroup_size) or None
     # A GPU kernel's wrapper names no function: the kernel is the export itself.

@@ -44,7 +44,7 @@ from iree_kernels import settings
 from iree_kernels.core import toolchains
 from iree_kernels.kinds import triton_kernels
 from iree_kernels.core.files import not_regular
-from iree_kernels.project.manifest import Substitution
+from iree_kernels.project.records import Substitution
 from iree_kernels.core.files import write_atomically
 from iree_kernels.scons.escaping import file_argument, program
 from iree_kernels.scons.kernels import KernelCompiler, ToolVersion, add_kernel_compiler

@@ -1,5 +1,6 @@
-"""A kernel kind is one KERNEL_KINDS entry and its tool file: a kind added from the outside is
-compiled, wrapped and checked, with no other file of the build knowing it.
+"""A kernel kind is one registered KernelKind and its tool file: a kind added from the outside,
+through the package's public face only (``from iree_kernels import ...``), is compiled, wrapped
+and checked, with no other file of the build knowing it.
 
 The build stops at the module's substitutions.flags (where kernels are checked): IREE 3.13 links
 an llvm-cpu object only where its name ends in .o, the suffix of a kind the build has already.
@@ -14,39 +15,38 @@ import pytest
 from conftest import REPO, SAXPY_C
 from iree_kernels.core import toolchains
 
-# The entries a new language adds to iree_kernels.kinds.registry.KERNEL_KINDS: C under another
-# suffix, compiled to an object of its own kind, which a checker of its own checks with a
-# setting of its own (FAKE_LEVEL, from the SConstruct's environment).
+# The kinds a new language registers: C under another suffix, compiled to an object of its own
+# kind, which a checker of its own checks with a setting of its own (FAKE_LEVEL, from the
+# SConstruct's environment).
 SCONSTRUCT = """\
 import os
-from iree_kernels.core import toolchains
-from iree_kernels.kinds.registry import KERNEL_KINDS, KernelKind
+from iree_kernels import KernelKind, register_kind, run
 
 def check(planned, settings, checker, timeouts):
-    toolchains.run([checker, planned.path, settings["FAKE_LEVEL"]], planned.path,
-                   "check the kernel", timeouts)
+    run([checker, planned.path, settings["FAKE_LEVEL"]], planned.path, "check the kernel",
+        timeouts)
 
-KERNEL_KINDS[".fk"] = KernelKind(".fk", "a fake kernel", ("llvm-cpu",), "wrapped", ("wrapped",),
-                                 compiles_to=".fko", tool="fake_kernel")
-KERNEL_KINDS[".fko"] = KernelKind(".fko", "a fake object", ("llvm-cpu",), "wrapped",
-                                  ("wrapped",), checker="fake-check", check=check,
-                                  check_settings=(("FAKE_LEVEL", "lenient"),))
+register_kind(KernelKind(".fk", "a fake kernel", ("llvm-cpu",), "wrapped", ("wrapped",),
+                         compiles_to=".fko", tool="fake_kernel",
+                         short_lines=(("FAKECOMSTR", "FAKE     $SOURCE"),)))
+register_kind(KernelKind(".fko", "a fake object", ("llvm-cpu",), "wrapped", ("wrapped",),
+                         checker="fake-check", check=check,
+                         check_settings=(("FAKE_LEVEL", "lenient"),)))
 DefaultEnvironment(tools=[])
 Environment(tools=["iree_project"], toolpath=["tools"],
             FAKE_LEVEL=os.environ.get("FAKE_LEVEL", "lenient")).IreeKernelProject()
 """
 TOOL = """\
-from iree_kernels.core import toolchains
-from iree_kernels.scons.kernels import KernelCompiler, add_kernel_compiler, version_emitter
-from iree_kernels.scons.spawn import whole_file_command
+from iree_kernels import (KernelCompiler, add_kernel_compiler, on_path, version_emitter,
+                          whole_file_command)
 
 def generate(env):
-    env.SetDefault(FAKE_CC=toolchains.on_path("clang") or "clang",
+    env.SetDefault(FAKE_CC=on_path("clang") or "clang",
                    FAKECOM="$FAKE_CC -x c -target x86_64-unknown-unknown-eabi-elf -O2 "
                            "-ffreestanding -fvisibility=hidden -fno-plt -c $SOURCE -o $TARGET",
                    FAKECOMSTR="")
     add_kernel_compiler(env, KernelCompiler(".fk", "FAKECOM",
-                                            lambda env: ("clang", toolchains.on_path("clang"))),
+                                            lambda env: ("clang", on_path("clang"))),
                         whole_file_command("FAKECOM", "$FAKECOMSTR"),
                         [version_emitter("FAKECOM")], ".fko")
 
@@ -75,7 +75,8 @@ def test_a_kind_added_with_its_tool_file_builds_and_is_checked(project):
     project.write("kernels/saxpy.toml", MANIFEST)
     path = {"PATH": f"{checker.parent}{os.pathsep}{os.environ['PATH']}"}
     flags = "build/llvm-cpu/saxpy/substitutions.flags"
-    project.scons(flags, env=path)
+    built = project.scons(flags, env=path)
+    assert "FAKE     kernels/saxpy.fk" in built.output      # the kind's short progress line
     assert project.read(flags) == ("--iree-hal-substitute-executable-source=main_dispatch_0="
                                    "build/llvm-cpu/saxpy/main_dispatch_0.wrapper.mlir\n")
     assert "build/kernels/saxpy.fko" in project.read(

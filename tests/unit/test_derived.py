@@ -7,7 +7,7 @@ from conftest import DATA
 from iree_kernels.module import derived
 from iree_kernels.core.errors import UserError
 from iree_kernels.ir.executables import read_executables
-from iree_kernels.project.manifest import Origin, Substitution
+from iree_kernels.project.records import Origin, Substitution
 
 POOL = (DATA / "executables/squeezenet_max_pool.mlir").read_text()
 NAME = "squeezenet$async_dispatch_1"

@@ -10,7 +10,7 @@ from conftest import REPO
 from iree_kernels.core import toolchains
 from iree_kernels.core.errors import UserError
 from iree_kernels.ir.executables import parse_layout, read_executables
-from iree_kernels.project.manifest import Origin, Substitution
+from iree_kernels.project.records import Origin, Substitution
 from iree_kernels.module.substitution import flag_file, plan_substitutions
 from iree_kernels.ir.targets import TARGETS
 

@@ -14,10 +14,12 @@ from harness import Step, parse_steps
 def test_the_step_lines_are_the_tools_own():
     from site_tools import (iree_compile_commands, iree_expected, iree_program, iree_project,
                             iree_relink, onnx_import, torch_import)
+    from iree_kernels.kinds.registry import KERNEL_KINDS
     declared = {*iree_project.SHORT_COMSTRS.values(), *iree_program.SHORT_COMSTRS.values(),
                 *iree_relink.SHORT_COMSTRS.values(),
                 onnx_import.SHORT_COMSTR, torch_import.SHORT_COMSTR,
-                iree_compile_commands.SHORT_COMSTR, iree_expected.SHORT_COMSTR}
+                iree_compile_commands.SHORT_COMSTR, iree_expected.SHORT_COMSTR,
+                *(line for kind in KERNEL_KINDS.values() for _, line in kind.short_lines)}
     assert set(harness.short_comstrs()) == declared
     assert {"IREE", "FRONTEND", "PTX", "CODEGEN", "IMPORT", "COMPDB", "CHECK"} <= harness.step_words()
 
@@ -25,7 +27,7 @@ def test_the_step_lines_are_the_tools_own():
 def test_a_renamed_step_is_read_from_the_tool(tmp_path):
     (tmp_path / "tool.py").write_text('SHORT_COMSTRS = {"A": "BUILD    $TARGET"}\n'
                                       'SHORT_COMSTR = "FETCH  $SOURCE"\nOTHER = "NOT  $TARGET"\n')
-    assert harness.short_comstrs(tmp_path) == ["BUILD    $TARGET", "FETCH  $SOURCE"]
+    assert harness.short_comstrs(tmp_path, kinds=None) == ["BUILD    $TARGET", "FETCH  $SOURCE"]
 
 
 def test_short_lines_parse_to_step_and_path():

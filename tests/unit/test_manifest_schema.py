@@ -1,4 +1,5 @@
-"""The manifest's JSON Schema (shipped for editors: taplo, Even Better TOML) agrees with manifest.py.
+"""The manifest's JSON Schema (shipped for editors: taplo, Even Better TOML) agrees with manifest.py,
+and it and the docs' table of kernel suffixes are what the kinds generate (project/schema.py).
 
 Every manifest in the repo and every manifest example in the README and docs/ is valid;
 each bad manifest below is rejected by both the schema and ``load_project``.
@@ -11,14 +12,17 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 import tomllib
 
 import jsonschema
 import pytest
 
-from iree_kernels.project import manifest
+from iree_kernels.project import manifest, schema
 from iree_kernels.core.errors import UserError
-from iree_kernels.project.manifest import MODEL_KEYS, SUBSTITUTION_KEYS, load_project
+from iree_kernels.project.manifest import MODEL_KEYS, load_project
+from iree_kernels.project.substitutions import substitution_keys
 from iree_kernels.ir.targets import TARGETS
 from iree_kernels.kinds.registry import KERNEL_KINDS, MODES
 from conftest import REPO
@@ -26,6 +30,8 @@ from conftest import REPO
 SCHEMA_FILE = REPO / "site_scons/iree_kernels/data/manifest.schema.json"
 SCHEMA = json.loads(SCHEMA_FILE.read_text())
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
+REGENERATE = ("PYTHONPATH=site_scons ./setup.sh python -m iree_kernels.project.schema --json "
+              f"> {schema.SCHEMA_FILE}")
 
 MODELS = """
 [models.mlp]
@@ -178,6 +184,41 @@ def schema_errors(text: str) -> list[str]:
     return [e.message for e in VALIDATOR.iter_errors(tomllib.loads(text))]
 
 
+def test_the_schema_file_is_what_the_kinds_generate():
+    assert SCHEMA_FILE.read_text() == schema.schema_json(), \
+        f"{schema.SCHEMA_FILE} is stale; run: {REGENERATE}"
+
+
+def test_the_docs_suffix_table_is_what_the_kinds_generate():
+    written = (REPO / "docs/manifest.md").read_text()
+    start = written.find(schema.TABLE_START)
+    table = written[start:written.find(schema.TABLE_END, start) + len(schema.TABLE_END) + 1]
+    assert start >= 0 and table == schema.markdown(), (
+        "docs/manifest.md's table of kernel suffixes is stale: put in it, between its markers, "
+        "what PYTHONPATH=site_scons ./setup.sh python -m iree_kernels.project.schema "
+        "--markdown prints")
+
+
+def test_the_generator_runs_as_a_module():
+    out = subprocess.run([sys.executable, "-m", "iree_kernels.project.schema", "--json"],
+                         cwd=REPO, env={"PYTHONPATH": str(REPO / "site_scons")},
+                         capture_output=True, text=True, timeout=60, check=True).stdout
+    assert out == schema.schema_json()
+
+
+def test_a_kind_added_is_in_the_schema_and_the_table(monkeypatch):
+    from iree_kernels.kinds.base import KernelKind, KindField
+    from iree_kernels.kinds import registry
+    monkeypatch.setitem(registry.KERNEL_KINDS, ".fk", KernelKind(
+        ".fk", "a fake kernel", ("llvm-cpu",), "wrapped", ("wrapped",),
+        fields=(KindField("level", {"type": "integer"}),), doc="fakes it"))
+    made = schema.schema()["$defs"]["substitution"]
+    assert made["properties"]["level"] == {"type": "integer"}
+    assert r"|fk)$" in made["properties"]["file"]["pattern"]
+    assert {"required": ["level"]} in made["allOf"][-1]["then"]["not"]["anyOf"]
+    assert "| `.fk` | llvm-cpu | `wrapped` | fakes it |" in schema.markdown()
+
+
 def test_the_schema_is_draft_2020_12():
     assert SCHEMA["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     jsonschema.Draft202012Validator.check_schema(SCHEMA)
@@ -186,7 +227,7 @@ def test_the_schema_is_draft_2020_12():
 def test_the_schema_knows_the_fields_targets_kinds_and_modes_manifest_py_does():
     definitions = SCHEMA["$defs"]
     assert set(definitions["model"]["properties"]) == MODEL_KEYS
-    assert set(definitions["substitution"]["properties"]) == SUBSTITUTION_KEYS
+    assert set(definitions["substitution"]["properties"]) == substitution_keys()
     assert definitions["target"]["enum"] == list(TARGETS)
     assert definitions["substitution"]["properties"]["mode"]["enum"] == list(MODES)
     kinds = re.search(r"\\\.\((.*)\)\$$", definitions["substitution"]["properties"]["file"]

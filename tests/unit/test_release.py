@@ -17,7 +17,7 @@ from iree_kernels.release.lock import LOCK_MEMBER, ModuleBuild, lock_record, loc
 from iree_kernels.release.provenance import (NOT_A_REPOSITORY, checkout_state, dirty_refusal,
                                              git_commit_time, source_date_epoch)
 from iree_kernels.core.errors import UserError
-from iree_kernels.project.manifest import object_paths
+from iree_kernels.ir.object_references import object_paths
 
 EPOCH = 1_700_000_000
 

@@ -234,7 +234,7 @@ def test_a_triton_skeleton_takes_the_layout_and_its_entry_a_grid_and_block():
 
 @pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="no triton")
 def test_a_triton_skeleton_compiles_as_generated(tmp_path):
-    from iree_kernels.kinds import triton_kernels
+    from iree_kernels.kinds import triton, triton_kernels
     pool, = read_executables(MAX_POOL).values()
     made = scaffold.skeleton("triton", "squeezenet", "cuda", pool, pool)
     kernel = tmp_path / "kernel.py"
@@ -243,7 +243,7 @@ def test_a_triton_skeleton_compiles_as_generated(tmp_path):
             "function": Path(made.file).stem,
             "executable": pool.name, "entry": triton_kernels.entry_name(pool.export.name),
             "bindings": ["fp32", "fp32"], "constants": pool.export.layout.constants,
-            "constexprs": {"BLOCK": scaffold.TRITON_BLOCK}, "num_warps": 4, "num_stages": 0}
+            "constexprs": {"BLOCK": triton.BLOCK}, "num_warps": 4, "num_stages": 0}
     (tmp_path / "interface.json").write_text(json.dumps(spec))
     result = subprocess.run([sys.executable, triton_kernels.__file__, str(kernel), "--arch=sm_80",
                              f"--interface={tmp_path / 'interface.json'}",
@@ -254,10 +254,10 @@ def test_a_triton_skeleton_compiles_as_generated(tmp_path):
 
 
 def test_every_target_has_a_skeleton_language_that_writes_for_it():
-    for target, language in scaffold.TARGET_LANGUAGES.items():
-        assert target in scaffold.LANGUAGES[language][0]
+    for target, language in scaffold.target_languages().items():
+        assert target in scaffold.languages()[language].scaffold.targets
     from iree_kernels.ir.targets import TARGETS
-    assert set(scaffold.TARGET_LANGUAGES) == set(TARGETS)     # hip: triton, not a traceback
+    assert set(scaffold.target_languages()) == set(TARGETS)     # hip: triton, not a traceback
 
 
 CONV = (DATA / "executables/convpad_conv_bias_relu.mlir").read_text()     # IREE 3.13's dump

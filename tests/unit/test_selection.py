@@ -11,7 +11,8 @@ from iree_kernels.module import selection
 from iree_kernels.core import toolchains
 from iree_kernels.core.errors import UserError
 from iree_kernels.ir.executables import Executable, Export, Layout, read_executables
-from iree_kernels.project.manifest import Origin, Substitution, load_project
+from iree_kernels.project.records import Origin, Substitution
+from iree_kernels.project.manifest import load_project
 from iree_kernels.ir.program import Program, ProgramExecutable
 from iree_kernels.module.substitution import plan_substitutions
 from iree_kernels.ir.targets import TARGETS

@@ -11,7 +11,7 @@ import pytest
 from iree_kernels.core import flag_files
 from iree_kernels.core.errors import UserError
 from iree_kernels.ir.executables import Executable, Export, parse_layout
-from iree_kernels.project.manifest import Origin, Substitution
+from iree_kernels.project.records import Origin, Substitution
 from iree_kernels.module.selection import Landing
 from iree_kernels.module.substitution import (UNCHECKED, KernelChecks, Planned, flag_file,
                                        plan_substitutions, record)

@@ -14,7 +14,7 @@ import pytest
 
 from iree_kernels.kinds import triton_kernels as tk
 from iree_kernels.ir.executables import Binding, Executable, Export, Layout, Subspan
-from iree_kernels.project.manifest import Origin, Substitution
+from iree_kernels.project.records import Origin, Substitution
 from iree_kernels.kinds.triton_kernels import Param, TritonError
 
 SPEC = {"function": "saxpy", "executable": "main_dispatch_0", "bindings": ["fp32", "fp32", "fp16"],
@@ -147,7 +147,8 @@ def test_interface_types_the_bindings_and_names_the_entry():
                                       Subspan(1, 0, "writeonly", "f32", (4,))))
     sub = Substitution("m", "cuda", "main$async_dispatch_0", "kernels/k.py", "wrapped",
                        Origin("kernels/k.toml", 3, "[[substitutions]] #1"), function="k",
-                       constexprs=(("BLOCK", 64),), num_warps=8)
+                       kind_fields={"constexprs": {"BLOCK": 64}, "num_warps": 8,
+                                    "num_stages": 0, "arch": ""})
     found = tk.interface(sub, executable)
     assert found["bindings"] == ["fp16", "fp32"] and found["constants"] == 2
     assert found["entry"] == "main_async_dispatch_0_x"

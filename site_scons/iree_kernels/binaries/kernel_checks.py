@@ -28,9 +28,8 @@ def check_ptx(planned, settings: Mapping[str, str], ptxas: str,
                                planned.path)
     major, minor = (int(n) for n in settings["PTX_ISA_VERSION"].split("."))
     ptx_text.check_ptx(module, planned.path, planned.executable, max_version=(major, minor))
-    # A Triton kernel may be compiled for another architecture than the module's (arch).
-    ptx_text.run_ptxas(ptxas or missing("ptxas"), planned.path, planned.substitution.arch or settings["CUDA_ARCH"],
-                       timeouts)
+    # CUDA_ARCH: the module's, or the one its kind compiled it for (KernelKind.check_overrides).
+    ptx_text.run_ptxas(ptxas or missing("ptxas"), planned.path, settings["CUDA_ARCH"], timeouts)
 
 
 def check_hsaco(planned, settings: Mapping[str, str], checker: str,

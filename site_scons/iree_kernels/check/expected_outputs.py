@@ -18,8 +18,8 @@ from pathlib import Path
 
 from iree_kernels.core import toml_files, toolchains
 from iree_kernels.project.tolerances import TOLERANCE_KEYS, Tolerance, tolerance_error
-from iree_kernels.core.errors import UserError, control_character, shown
-from iree_kernels.project.manifest import closest, repo_path
+from iree_kernels.core.errors import UserError, closest, control_character, shown
+from iree_kernels.project.repo_paths import repo_path
 from iree_kernels.ir.targets import TARGETS
 
 CASE_KEYS = {"function", "inputs", "outputs", "targets", *TOLERANCE_KEYS}

@@ -5,12 +5,19 @@ A ``UserError`` is printed as a single line naming where the mistake is
 """
 from __future__ import annotations
 
+import difflib
 import unicodedata
 
 
 def shown(text: str) -> str:
     """``text`` with control characters written as escapes (``\\n``), so a message stays one line."""
     return "".join(repr(c)[1:-1] if unicodedata.category(c) == "Cc" else c for c in str(text))
+
+
+def closest(name: str, known) -> str:
+    """' (did you mean X?)' for the nearest known name, or ''."""
+    match = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
+    return f" (did you mean '{match[0]}'?)" if match else ""
 
 
 def control_character(text: str) -> str | None:

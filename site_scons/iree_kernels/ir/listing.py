@@ -1,6 +1,6 @@
 """executables.json: a model's executables as the checks read them, without the MLIR bindings.
 
-The resolution, the kernel checks, the wrappers and Triton's interface need each
+The resolution, the kernel checks, the wrappers and the kinds' interfaces need each
 executable's exports, layout and tensors (``executables.Executable``) and its
 fingerprint (``fingerprints.fingerprint``). Reading those from MLIR imports IREE's
 bindings and parses the executables (about 0.3 s and 0.1-0.2 s); the listing is

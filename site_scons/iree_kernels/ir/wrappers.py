@@ -41,7 +41,7 @@ def render_wrapper(executable: Executable, object_path: str, workgroup_count: li
                    workgroup_local_memory: int = 0) -> str:
     """The wrapper's MLIR for the IREE release given (default: the newest); raises
     workgroups.ExpressionError for a bad count. ``workgroup_local_memory``: the bytes of
-    dynamic shared memory a GPU kernel is launched with (Triton's)."""
+    dynamic shared memory a GPU kernel is launched with (what its compiler says)."""
     export = executable.export
     count = count_region(workgroup_count, export.workload)
     signature, arguments = c_signature(executable) if function else ("", "")

@@ -81,9 +81,9 @@ def interface(sub, executable) -> dict:
         "bindings": [ELEMENT_TYPES.get(elements.get(b.index, "i8"), "i8")
                      for b in layout.bindings],
         "constants": layout.constants,
-        "constexprs": dict(sub.constexprs),
-        "num_warps": sub.num_warps,
-        "num_stages": sub.num_stages,
+        "constexprs": dict(sub.kind_fields["constexprs"]),
+        "num_warps": sub.kind_fields["num_warps"],
+        "num_stages": sub.kind_fields["num_stages"],
     }
 
 
@@ -427,4 +427,6 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
+    # Run as a script, this folder comes first on sys.path: its triton.py (the kind) is not Triton.
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
     sys.exit(main(sys.argv[1:]))

@@ -17,7 +17,7 @@ from iree_kernels.core import toolchains
 from iree_kernels.core.errors import UserError
 from iree_kernels.core.files import scratch_folder
 from iree_kernels.ir.executables import Executable, read_executables
-from iree_kernels.project.manifest import Substitution
+from iree_kernels.project.records import Substitution
 
 
 def iree_opt(compiler: str | None = None) -> str | None:

@@ -24,9 +24,9 @@ from dataclasses import asdict, dataclass
 
 from iree_kernels.ir.fingerprints import name_pattern
 from iree_kernels.ir.dump import natural_key
-from iree_kernels.core.errors import UserError
+from iree_kernels.core.errors import UserError, closest
 from iree_kernels.ir.executables import Executable
-from iree_kernels.project.manifest import DUMP_PREFIX, Substitution, closest
+from iree_kernels.project.records import DUMP_PREFIX, Substitution
 from iree_kernels.ir.program import Program, ProgramExecutable
 
 SHOWN = 10        # candidates an error lists before "and N more"

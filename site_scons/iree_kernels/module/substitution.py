@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Mapping
 
 from iree_kernels.core import flag_files, toolchains
-from iree_kernels.core.errors import UserError
+from iree_kernels.core.errors import UserError, closest
 from iree_kernels.ir.executables import Executable
-from iree_kernels.project.manifest import Substitution, closest
+from iree_kernels.project.records import Substitution
 from iree_kernels.module.selection import Landing
 from iree_kernels.kinds.registry import kernel_kind
 from iree_kernels.core.render import render
@@ -97,6 +97,12 @@ class KernelChecks:
         if kind and kind.check:
             values = {name: self.settings.get(name) or default
                       for name, default in kind.check_settings}
+            # What its source's kind compiled it for, where that is not the module's.
+            source = kernel_kind(planned.substitution.file)
+            if source is not None and source.check_overrides is not None:
+                values.update({name: value for name, value in
+                               source.check_overrides(planned.substitution).items()
+                               if name in values})
             kind.check(planned, values, self.checkers.get(kind.checker, "") if kind.checker
                        else "", self.timeouts)
 

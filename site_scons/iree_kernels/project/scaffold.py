@@ -1,6 +1,6 @@
 """Kernel skeletons generated from a dumped executable, with their manifest entries.
 
-``scons scaffold SCAFFOLD=model/target/executable LANGUAGE=cuda|glsl|c|triton|mlir``
+``scons scaffold SCAFFOLD=model/target/executable LANGUAGE=<a kind's scaffold language>``
 (the executable by name, by number or by an export glob: ``select``) writes a kernel that compiles as generated and passes the build's checks: the
 entry named after the export, parameters in binding order, push constants, and
 comments stating the layout, IREE's launch shape and what to compute (the
@@ -17,21 +17,25 @@ from dataclasses import dataclass
 from iree_kernels.ir import dispatch_body
 from iree_kernels.binaries import ptx_text
 from iree_kernels.ir.dump import natural_key, workload_names
-from iree_kernels.core.errors import UserError
+from iree_kernels.core.errors import UserError, closest
 from iree_kernels.ir.executables import Executable, Subspan
-from iree_kernels.project.manifest import closest
 from iree_kernels.core.render import render
+from iree_kernels.kinds.registry import KERNEL_KINDS, KernelKind
 
-LANGUAGES = {  # language: (targets it writes for, None: any; suffix, template, mode)
-    "cuda": (("cuda",), ".cu", "scaffold/kernel.cu.j2", "object"),
-    "glsl": (("vulkan",), ".glsl", "scaffold/kernel.glsl.j2", "object"),
-    "c": (("llvm-cpu",), ".c", "scaffold/kernel.c.j2", "wrapped"),
-    "triton": (("cuda", "hip"), ".py", "scaffold/kernel.py.j2", "wrapped"),
-    "mlir": (None, ".mlir", None, "source"),
-}
-TRITON_BLOCK = 1024      # a Triton skeleton's BLOCK: elements a program takes at a time
-# The language a target's skeleton is written in where none is asked for.
-TARGET_LANGUAGES = {"cuda": "cuda", "vulkan": "glsl", "llvm-cpu": "c", "hip": "triton"}
+
+
+def languages() -> dict[str, KernelKind]:
+    """Each scaffold language -> the kind it writes (``KernelKind.scaffold``): the languages
+    that write a skeleton, then those that copy the dumped source."""
+    found = [(kind.scaffold.language, kind) for kind in KERNEL_KINDS.values() if kind.scaffold]
+    return dict(sorted(found, key=lambda item: item[1].scaffold.template is None))
+
+
+def target_languages() -> dict[str, str]:
+    """The language a target's skeleton is written in where none is asked for."""
+    return {target: language for language, kind in languages().items()
+            for target in kind.scaffold.default_for}
+
 _C_TYPES = {"f32": "float", "f64": "double", "f16": "uint16_t", "bf16": "uint16_t",
             "i8": "int8_t", "i16": "int16_t", "i32": "int32_t", "i64": "int64_t",
             "i1": "uint8_t"}
@@ -103,7 +107,7 @@ def kernel_path(language: str, model: str, target: str, executable: str) -> str:
     """
     own, bare = (re.sub(r"[^A-Za-z0-9_]", "_", s) for s in (model, executable))
     stem = bare if bare.startswith(f"{own}_") else f"{own}_{bare}"
-    return f"kernels/{target}/{stem}{LANGUAGES[language][1]}"
+    return f"kernels/{target}/{stem}{languages()[language].suffix}"
 
 
 def skeleton(language: str, model: str, target: str, source: Executable,
@@ -113,25 +117,27 @@ def skeleton(language: str, model: str, target: str, source: Executable,
     ``fingerprint``: the executable's (``selection``), written beside its name
     in the entry so that a renumbered model is reported, not substituted wrongly.
     """
-    if language not in LANGUAGES:
+    known = languages()
+    if language not in known:
         raise UserError(f"LANGUAGE: unknown language '{language}'; languages: "
-                        f"{', '.join(LANGUAGES)}")
-    fits, _suffix, template, mode = LANGUAGES[language]
+                        f"{', '.join(known)}")
+    plan = known[language].scaffold
+    fits, template, mode = plan.targets, plan.template, plan.mode
     if fits is not None and target not in fits:
         raise UserError(f"LANGUAGE={language} writes kernels for target "
                         f"{' or '.join(repr(f) for f in fits)}, not '{target}'")
     file = kernel_path(language, model, target, source.name)
     output = next((t for t in source.subspans if t.access != "readonly"), None)
     outputs = output_count(output, language)
+    values = dict(plan.values(outputs))         # the kind's own, e.g. its launch shape's
     entry = render("scaffold/entry.toml.j2", model=model, target=target, executable=source,
-                   file=file, mode=mode, fingerprint=fingerprint, language=language,
-                   block=TRITON_BLOCK, outputs=outputs,
-                   blocks=-(-int(outputs) // TRITON_BLOCK) if outputs.isdigit() else 0)
+                   file=file, mode=mode, fingerprint=fingerprint, outputs=outputs,
+                   launch=plan.entry_template, **values)
     if template is None:
         return Skeleton(file, dumped_source, entry)
     export = translated.export
     size = list(export.workgroup_size or (1, 1, 1)) + [1, 1, 1]
-    text = render(template, comment="#" if language == "triton" else "//", model=model,
+    text = render(template, **values, comment=plan.comment, model=model,
                   target=target, executable=source,
                   export=source.export, mode=mode, types=source.binding_types,
                   tensors=[[t.describe() for t in source.subspans if t.binding == b.index]

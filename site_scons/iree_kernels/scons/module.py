@@ -18,7 +18,7 @@ import SCons.Script
 
 from iree_kernels.check import expected_outputs
 from iree_kernels.core.errors import UserError
-from iree_kernels.project.manifest import Model, Substitution
+from iree_kernels.project.records import Model, Substitution
 from iree_kernels.scons.reporting import fail
 from iree_kernels.ir.targets import ModuleTarget, Target
 

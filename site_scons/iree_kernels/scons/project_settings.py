@@ -16,8 +16,8 @@ from iree_kernels.core import toolchains
 from iree_kernels.core.files import not_regular
 from iree_kernels.ir.targets import TARGETS, module_targets, parse_archs, rejected_arch_message
 from iree_kernels.project import option_files
-from iree_kernels.project.manifest import closest
-from iree_kernels.project.scaffold import LANGUAGES, TARGET_LANGUAGES
+from iree_kernels.core.errors import closest
+from iree_kernels.project.scaffold import languages, target_languages
 from iree_kernels.scons.reporting import fail
 from iree_kernels.scons.spawn import timeouts
 
@@ -131,13 +131,14 @@ def check_options(env, project, archs: dict, origins: dict) -> None:
 
 def scaffold_language(language: str, target: str) -> str:
     """LANGUAGE, or the target's own language where it is empty; one that does not fit fails."""
+    known, defaults = languages(), target_languages()
     if not language:
-        return TARGET_LANGUAGES[target]
-    if language not in LANGUAGES:
-        fail(f"LANGUAGE={language}: unknown language; languages: {', '.join(LANGUAGES)}")
-    fits = LANGUAGES[language][0]
+        return defaults[target]
+    if language not in known:
+        fail(f"LANGUAGE={language}: unknown language; languages: {', '.join(known)}")
+    fits = known[language].scaffold.targets
     if fits is not None and target not in fits:
         fail(f"LANGUAGE={language} writes kernels for target "
              f"{' or '.join(repr(f) for f in fits)}, not '{target}'; for {target} leave "
-             f"LANGUAGE out ({TARGET_LANGUAGES[target]}) or give mlir")
+             f"LANGUAGE out ({defaults[target]}) or give mlir")
     return language

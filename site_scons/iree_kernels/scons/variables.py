@@ -16,8 +16,7 @@ from SCons.Script import BoolVariable, EnumVariable, Variables
 
 from iree_kernels import settings
 from iree_kernels.core import toolchains
-from iree_kernels.core.errors import UserError
-from iree_kernels.project.manifest import closest
+from iree_kernels.core.errors import UserError, closest
 from iree_kernels.settings import BY_NAME, SETTINGS, Setting
 from iree_kernels.scons.escaping import escape
 from iree_kernels.scons.reporting import fail
