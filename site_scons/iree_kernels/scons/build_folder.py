@@ -36,7 +36,7 @@ def declare_clean(env, build, root: Path) -> None:
         return                          # BUILD_DIR outside the repository: only what was built
     env.Clean(build, build)
     if not SCons.Script.GetOption("no_exec"):
-        atexit.register(_remove_empty_folders, folder)
+        atexit.register(remove_empty_folders, folder)
 
 
 def remove_empty_folders(folder: Path) -> None:
