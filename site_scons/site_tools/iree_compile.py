@@ -27,7 +27,6 @@ model itself reproduce the module without the build
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 import SCons.Action
@@ -47,16 +46,13 @@ from iree_kernels.scons.kernels import version_emitter
 from iree_kernels.scons.spawn import timeouts, whole_file_command
 from iree_kernels.scons.reporting import reporting_user_errors
 
-_SUBSTITUTE_RE = re.compile(r"^--iree-hal-substitute-executable-(source|object|configuration)=[^=]+=(.+)$")
-
-
 def _substituted_paths(text: str, kinds: tuple[str, ...]) -> list[str]:
     """The files the substitution flags of ``text`` (a flag file the build wrote) of ``kinds`` name."""
     paths = []
     for flag in flag_files.read(text):
-        m = _SUBSTITUTE_RE.match(flag)
-        if m and m.group(1) in kinds:
-            paths.append(m.group(2))
+        parsed = flag_files.parse_substitution_flag(flag)
+        if parsed and parsed[0] in kinds:
+            paths.append(parsed[2])
     return paths
 
 

@@ -69,7 +69,7 @@ import SCons.Action
 import SCons.Builder
 
 from iree_kernels.module import relink, selection
-from iree_kernels.core import toolchains
+from iree_kernels.core import flag_files, toolchains
 from iree_kernels.ir.executables import import_bindings_aside
 from iree_kernels.core.errors import UserError
 from iree_kernels.core.files import put_in_place, remove_quietly, reserve_beside, scratch_folder, write_atomically
@@ -115,8 +115,8 @@ def _placeholders(spec: dict, source, target) -> list[str]:
     for key, wrapper, placeholder in zip(spec["placeholders"], source[1:], target):
         write_atomically(placeholder.abspath, relink.placeholder(wrapper.get_text_contents(),
                                                                     str(wrapper)))
-        flags.append(f"--iree-hal-substitute-executable-source="
-                     f"{landed[key].executable}={placeholder.get_path()}")
+        flags.append(flag_files.substitution_flag("source", landed[key].executable,
+                                                  placeholder.get_path()))
     return flags
 
 

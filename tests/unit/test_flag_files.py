@@ -77,3 +77,26 @@ def test_the_module_scanner_finds_substituted_files_whose_paths_are_quoted():
     assert iree_compile._substituted_paths(text, ("source", "object")) == \
         ["kernels/a b#.spv", "kernels/$x=1.mlir"]
     assert iree_compile._substituted_paths(text, ("source",)) == ["kernels/$x=1.mlir"]
+
+
+@pytest.mark.parametrize("stage", ["source", "configuration", "object"])
+def test_a_substitution_flag_reads_back_as_what_was_written(stage):
+    flag = flag_files.substitution_flag(stage, "main$async_dispatch_3", "k/a=b.spv")
+    assert flag == f"--iree-hal-substitute-executable-{stage}=main$async_dispatch_3=k/a=b.spv"
+    assert flag_files.parse_substitution_flag(flag) == (stage, "main$async_dispatch_3", "k/a=b.spv")
+
+
+@pytest.mark.parametrize("flag", [
+    "--iree-hal-substitute-executable-sources-from=dir",
+    "--iree-hal-substitute-executable-object=name",
+    "--iree-hal-substitute-executable-object==k.ptx",
+    "--iree-hal-substitute-executable-object=name=",
+    "--iree-opt-level=O3",
+])
+def test_other_flags_are_no_substitution(flag):
+    assert flag_files.parse_substitution_flag(flag) is None
+
+
+def test_an_executable_name_holding_an_equals_sign_has_no_substitution_flag():
+    with pytest.raises(ValueError):
+        flag_files.substitution_flag("object", "a=b", "k.ptx")

@@ -8,6 +8,9 @@ refuses a line ``write`` could not have written: the build's own readers
 (the substitution scanner, the codegen cache's key, a crash message) only
 ever read files the build wrote.
 
+The substitution flag (``--iree-hal-substitute-executable-<stage>=NAME=FILE``)
+is written and read here too, and nowhere else.
+
 Not for iree-compile's own reading (it tokenizes the file itself), nor for
 SCons's command lines (``iree_kernels.scons.escaping``).
 """
@@ -45,3 +48,29 @@ def write(flags) -> str:
 def read(text: str) -> list[str]:
     """The flags of a flag file ``write`` wrote; ValueError for any other text."""
     return [unquote(line) for line in text.splitlines()]
+
+
+# The stages at which iree-compile substitutes an executable, in the order it applies them.
+SUBSTITUTION_STAGES = ("source", "configuration", "object")
+_SUBSTITUTION_PREFIX = "--iree-hal-substitute-executable-"
+
+
+def substitution_flag(stage: str, executable: str, path: str) -> str:
+    """The flag substituting ``path`` for ``executable`` at ``stage`` (source, configuration,
+    object): IREE splits NAME=FILE at the first '=', so a name holds none."""
+    if stage not in SUBSTITUTION_STAGES or "=" in executable:
+        raise ValueError(f"no substitution flag for stage {stage!r} and executable {executable!r}")
+    return f"{_SUBSTITUTION_PREFIX}{stage}={executable}={path}"
+
+
+def parse_substitution_flag(flag: str) -> tuple[str, str, str] | None:
+    """(stage, executable, path) of a substitution flag ``substitution_flag`` writes; None for
+    any other flag."""
+    if not flag.startswith(_SUBSTITUTION_PREFIX):
+        return None
+    stage, equals, value = flag[len(_SUBSTITUTION_PREFIX):].partition("=")
+    executable, equals_too, path = value.partition("=")
+    if stage not in SUBSTITUTION_STAGES or not equals or not equals_too or not executable \
+            or not path:
+        return None
+    return stage, executable, path

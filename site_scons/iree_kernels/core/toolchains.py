@@ -243,9 +243,6 @@ def crash_message(name: str, signal_number: int, argv: list[str] | None = None) 
     return message
 
 
-_SUBSTITUTION_RE = re.compile(r"--iree-hal-substitute-executable-(?:source|object)=([^=]+)=(.+)")
-
-
 def _substituted_sources(argv: list[str]) -> list[tuple[str, str]]:
     """(executable, file) of every substitution in the flag files ``argv`` passes as @file."""
     found = []
@@ -257,9 +254,9 @@ def _substituted_sources(argv: list[str]) -> list[tuple[str, str]]:
         except (OSError, ValueError):       # not a flag file the build wrote: said nothing of
             continue
         for flag in flags:
-            m = _SUBSTITUTION_RE.fullmatch(flag)
-            if m:
-                found.append((m.group(1), m.group(2)))
+            parsed = flag_files.parse_substitution_flag(flag)
+            if parsed and parsed[0] in ("source", "object"):
+                found.append(parsed[1:])
     return found
 
 

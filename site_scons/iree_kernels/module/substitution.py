@@ -38,9 +38,9 @@ class Planned:
     def flag(self) -> str:
         """The substitution flag for iree-compile; a wrapper is substituted as a source."""
         if self.wrapper:
-            return f"--iree-hal-substitute-executable-source={self.executable.name}={self.wrapper}"
-        return (f"--iree-hal-substitute-executable-{self.substitution.mode}="
-                f"{self.executable.name}={self.path}")
+            return flag_files.substitution_flag("source", self.executable.name, self.wrapper)
+        return flag_files.substitution_flag(self.substitution.mode, self.executable.name,
+                                            self.path)
 
     @property
     def flags(self) -> list[str]:
