@@ -52,8 +52,8 @@ def write_dump(target, source, env):
         # Each executable apart: one IREE cannot translate leaves the others listed.
         result = translation.translate(
             lambda argv: toolchains.run([*compile_, *argv, *dump.dump_flags(kinds, folder, True)],
-                                        sources_dump, "translate the executables",
-                                        timeouts(env)),
+                                        file=sources_dump, doing="translate the executables",
+                                        timeouts=timeouts(env)),
             parsed.executables(), folder, parsed.resources)
     translated = folder / "executables.targets.mlir"
     log = folder / "codegen-errors.log"
@@ -64,13 +64,13 @@ def write_dump(target, source, env):
     after = [k for k in kinds if k in dump.AFTER_TRANSLATION]
     if after and not result.failures:
         toolchains.run([*compile_, sources_dump, "--compile-from=executable-sources",
-                        *dump.dump_flags(kinds, folder, False), "-o", "/dev/null"], sources_dump,
+                        *dump.dump_flags(kinds, folder, False), "-o", "/dev/null"], file=sources_dump,
                        timeouts=timeouts(env))
     elif after:
         toolchains.run([*compile_, str(translated), "--compile-from=executable-targets",
                         "--iree-hal-link-executables=false",
                         *dump.dump_flags(["binaries"] if "binaries" in after else [], folder,
-                                         False), "-o", "/dev/null"], str(translated),
+                                         False), "-o", "/dev/null"], file=str(translated),
                        timeouts=timeouts(env))
     text = dump.listing(
         model, env["IREE_DUMP_TARGET"],

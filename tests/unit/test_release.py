@@ -1,6 +1,8 @@
 """Release archives and lock records: determinism, the timestamp, and comparing a checkout with a release."""
 from __future__ import annotations
 
+import os
+
 import gzip
 import hashlib
 import io
@@ -344,11 +346,13 @@ def test_the_checkout_state_is_the_commit_and_its_uncommitted_changes(tmp_path):
 
 
 def test_a_git_that_does_not_answer_is_an_error(tmp_path, monkeypatch):
-    def hangs(*args, **kwargs):
-        raise subprocess.TimeoutExpired(args[0], kwargs.get("timeout"))
-    monkeypatch.setattr(provenance.subprocess, "run", hangs)
-    with pytest.raises(UserError, match="git did not describe the checkout .* within 5 s"):
-        checkout_state(tmp_path, timeout=5)
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    (folder / "git").write_text("#!/bin/sh\nexec sleep 60\n")
+    (folder / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}:{os.environ['PATH']}")
+    with pytest.raises(UserError, match="git did not describe the checkout .* within 0.5 s"):
+        checkout_state(tmp_path, timeout=0.5)
 
 
 def test_the_lock_holds_the_checkout_state():

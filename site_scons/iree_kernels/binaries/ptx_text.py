@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import difflib
 import re
-import subprocess
 from dataclasses import dataclass
 
-from iree_kernels.core import toolchains
+from iree_kernels.core import processes, toolchains
 from iree_kernels.core.errors import UserError
 
 POINTER_TYPES = (".u64", ".b64", ".s64")
@@ -120,9 +119,8 @@ def run_ptxas(ptxas: str, path: str, arch: str,
     """Raise with ptxas's own messages if it rejects ``path``."""
     limit = (timeouts or toolchains.default_timeouts()).of("KERNEL_COMPILE_TIMEOUT")
     try:
-        result = subprocess.run(ptxas_argv(ptxas, path, arch), capture_output=True, text=True,
-                                timeout=limit)
-    except subprocess.TimeoutExpired:
+        result = processes.run(ptxas_argv(ptxas, path, arch), limit=limit)
+    except processes.TimeLimit:
         raise UserError(toolchains.timeout_message("ptxas", limit, "KERNEL_COMPILE_TIMEOUT"),
                         file=path) from None
     except OSError as e:

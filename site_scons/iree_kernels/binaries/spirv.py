@@ -13,10 +13,9 @@ disassembler; it assumes one compute kernel per file.
 from __future__ import annotations
 
 import struct
-import subprocess
 from dataclasses import dataclass, field
 
-from iree_kernels.core import toolchains
+from iree_kernels.core import processes, toolchains
 from iree_kernels.core.errors import UserError
 from iree_kernels.ir.executables import Executable, Export
 
@@ -313,10 +312,8 @@ def run_spirv_val(spirv_val: str, path: str, target_env: str = TARGET_ENV,
     """Raise with spirv-val's own message if it rejects ``path``."""
     limit = (timeouts or toolchains.default_timeouts()).of("KERNEL_COMPILE_TIMEOUT")
     try:
-        result = subprocess.run([spirv_val, "--target-env", target_env, path],
-                                capture_output=True, text=True,
-                                timeout=limit)
-    except subprocess.TimeoutExpired:
+        result = processes.run([spirv_val, "--target-env", target_env, path], limit=limit)
+    except processes.TimeLimit:
         raise UserError(toolchains.timeout_message("spirv-val", limit,
                                                   "KERNEL_COMPILE_TIMEOUT"),
                         file=path) from None

@@ -56,7 +56,7 @@ def dump_benchmarks(iree_compile: str, program: str, flag_files: list[str],
     phase = ["--compile-from=executable-sources", "--compile-to=executable-configurations"]
     toolchains.run([iree_compile, program, *phase, *(f"@{f}" for f in flag_files),
                     f"--iree-hal-dump-executable-benchmarks-to={directory}", "-o", "/dev/null"],
-                   program, "dump IREE's executable benchmarks", timeouts)
+                   file=program, doing="dump IREE's executable benchmarks", timeouts=timeouts)
 
 
 def dump_benchmarks_of(iree_compile: str, program: Path, options: str, work: Path,
@@ -122,7 +122,7 @@ def with_source(benchmark: Path, sources, name: str) -> str:
 def compile_benchmark(iree_compile: str, source: Path, options: str, flags: list[str],
                       output: Path, timeouts: toolchains.Timeouts | None = None) -> None:
     toolchains.run([iree_compile, str(source), f"@{options}", *flags, "-o", str(output)],
-                   str(source), timeouts=timeouts)
+                   file=str(source), timeouts=timeouts)
 
 
 def time_per_dispatch(benchmark_module: str, module: Path, device: str,
@@ -154,7 +154,7 @@ def _iterations(benchmark_module: str, module: Path, device: str,
     """(benchmark function, microseconds per dispatch) of every timed repetition."""
     argv = [benchmark_module, f"--module={module}", f"--device={device}",
             "--benchmark_format=json", *flags]
-    output = toolchains.run(argv, str(module), timeouts=timeouts)
+    output = toolchains.run(argv, file=str(module), timeouts=timeouts)
     runs = [b for b in json.loads(output)["benchmarks"] if b.get("run_type") == "iteration"]
     scale = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
     # run_name: BM_<function>/process_time/real_time

@@ -10,13 +10,12 @@ not decide which targets can run here: see ``runtime``.
 from __future__ import annotations
 
 import os
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 
-from iree_kernels.core import toml_files, toolchains
+from iree_kernels.core import processes, toml_files, toolchains
 from iree_kernels.project.tolerances import TOLERANCE_KEYS, Tolerance, tolerance_error
 from iree_kernels.core.errors import UserError, closest, control_character, shown
 from iree_kernels.project.repo_paths import repo_path
@@ -152,9 +151,8 @@ def run_case(case: Case, run_module: str, module: str, device: str,
         argv = case.argv(toolchains.real_program(run_module), module, device, outputs)
         limit = (timeouts or toolchains.default_timeouts()).of("RUN_TIMEOUT")
         try:
-            result = subprocess.run(argv, capture_output=True, text=True, cwd=cwd,
-                                    errors="replace", timeout=limit)
-        except subprocess.TimeoutExpired:
+            result = processes.run(argv, limit=limit, cwd=cwd)
+        except processes.TimeLimit:
             raise UserError(f"{module} on device '{device}': "
                             + toolchains.timeout_message("iree-run-module", limit, "RUN_TIMEOUT"),
                             **where) from None

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import io
 import re
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from iree_kernels.core import toolchains
+from iree_kernels.core import processes, toolchains
 from iree_kernels.core.errors import UserError
 from iree_kernels.core.files import write_atomically
 from iree_kernels.core.render import render
@@ -135,9 +134,8 @@ def _run(run_module: str, vmfb: str, function: str, inputs: list[str], outputs: 
             *(f"--output=@{root / p}" for p in outputs)]
     limit = (timeouts or toolchains.default_timeouts()).of("RUN_TIMEOUT")
     try:
-        result = subprocess.run(argv, capture_output=True, text=True, errors="replace",
-                                timeout=limit)
-    except subprocess.TimeoutExpired:
+        result = processes.run(argv, limit=limit)
+    except processes.TimeLimit:
         raise UserError(f"@{function}: " + toolchains.timeout_message(
             "iree-run-module", limit, "RUN_TIMEOUT")) from None
     if result.returncode != 0:

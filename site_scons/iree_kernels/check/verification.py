@@ -101,8 +101,8 @@ def run(plan: Plan, run_module: str, device: str, work: Path,
             written = work / f"{number}.{who}.npy"
             toolchains.run([run_module, f"--module={module}", f"--device={device}",
                             f"--function={c.function}", f"--input=@{given}",
-                            f"--output=@{written}"], module, f"run the differential check of "
-                           f"{plan.executable}", timeouts)
+                            f"--output=@{written}"], file=module, doing=f"run the differential check of "
+                           f"{plan.executable}", timeouts=timeouts)
             outputs[who] = np.load(written).reshape(-1).view(np.uint8)
         wrong = compare(c, tensors, start, outputs["iree"], outputs["kernel"], tolerance)
         if wrong:

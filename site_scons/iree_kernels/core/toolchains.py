@@ -10,13 +10,12 @@ import os
 import re
 import shutil
 import signal
-import subprocess
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Mapping
 
-from iree_kernels.core import flag_files, tool_versions
+from iree_kernels.core import flag_files, processes, tool_versions
 from iree_kernels.core.errors import UserError
 
 
@@ -279,7 +278,7 @@ class ToolFailed(UserError):
         self.summary, self.printed, self.signal_number = summary, printed, signal_number
 
 
-def run(argv: list[str], file: str | None = None, doing: str = "",
+def run(argv: list[str], *, file: str | None = None, doing: str = "",
         timeouts: Timeouts | None = None, stdin: str | os.PathLike | None = None) -> str:
     """Run a tool; its standard output, or a ToolFailed holding what it printed.
 
@@ -292,10 +291,8 @@ def run(argv: list[str], file: str | None = None, doing: str = "",
     limit = (timeouts or default_timeouts()).for_program(argv[0])
     what = f" to {doing}" if doing else ""
     try:
-        with open(stdin or os.devnull, "rb") as given:
-            result = subprocess.run(argv, stdin=given, capture_output=True, text=True,
-                                    errors="replace", timeout=limit)
-    except subprocess.TimeoutExpired:
+        result = processes.run(argv, limit=limit, stdin=stdin)
+    except processes.TimeLimit:
         raise UserError(timeout_message(name, limit) + (f" ({doing})" if doing else ""),
                         file=file) from None
     except OSError as e:
@@ -360,11 +357,10 @@ def version(program: str, flag: str = "--version", timeouts: Timeouts | None = N
 def _ask_version(real: str, program: str, flag: str, timeouts: Timeouts | None) -> str:
     limit = (timeouts or default_timeouts()).of("VERSION_TIMEOUT")
     try:
-        result = subprocess.run([real, flag], capture_output=True, text=True,
-                                errors="replace", timeout=limit)
+        result = processes.run([real, flag], limit=limit)
     except OSError:
         return ""
-    except subprocess.TimeoutExpired:
+    except processes.TimeLimit:
         raise UserError(f"{program} {flag} did not answer within {limit:g} s; the build keys "
                         "what a tool makes by its version, so it cannot go on without it "
                         "(VERSION_TIMEOUT=SECONDS to wait longer)") from None
@@ -379,11 +375,9 @@ _OPTION_RE = re.compile(r"^\s+-{1,2}([A-Za-z0-9][\w.-]*)", re.MULTILINE)
 def compiler_options(program: str, timeouts: Timeouts | None = None) -> frozenset[str]:
     """The option names (no dashes) ``program --help-list-hidden`` lists; empty if it lists none."""
     try:
-        result = subprocess.run([real_program(program), "--help-list-hidden"], capture_output=True,
-                                text=True,
-                                errors="replace",
-                                timeout=(timeouts or default_timeouts()).of("VERSION_TIMEOUT"))
-    except (OSError, subprocess.TimeoutExpired):
+        result = processes.run([real_program(program), "--help-list-hidden"],
+                               limit=(timeouts or default_timeouts()).of("VERSION_TIMEOUT"))
+    except (OSError, processes.TimeLimit):
         return frozenset()
     return frozenset(_OPTION_RE.findall(result.stdout))
 
@@ -412,11 +406,10 @@ def target_error(program: str, flags: tuple[str, ...], timeouts: Timeouts | None
             "-o", os.devnull]
     limit = (timeouts or default_timeouts()).of("VERSION_TIMEOUT")
     try:
-        result = subprocess.run(argv, input=_PROBE_PROGRAM, capture_output=True, text=True,
-                                errors="replace", timeout=limit)
+        result = processes.run(argv, limit=limit, input=_PROBE_PROGRAM)
     except OSError as e:
         return f"cannot run {program}: {e.strerror}"
-    except subprocess.TimeoutExpired:
+    except processes.TimeLimit:
         return timeout_message(Path(program).name, limit, "VERSION_TIMEOUT")
     output = result.stdout + result.stderr
     if result.returncode == 0 and not printed_error(output):

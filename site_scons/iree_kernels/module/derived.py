@@ -45,7 +45,7 @@ def derive(program: str, flags: list[str], sub: Substitution, source: str, origi
         made = os.path.join(work, f"step{number}.mlir")
         try:
             toolchains.run([program, *flags, f"--pass-pipeline={pipeline}", given, "-o", made],
-                           dumped, "run the pipeline", timeouts)
+                           file=dumped, doing="run the pipeline", timeouts=timeouts)
         except UserError as e:
             first = toolchains.printed_error(e.message) or e.message.splitlines()[0]
             raise sub.origin.error(f"iree-opt pipeline '{pipeline}' fails on executable "

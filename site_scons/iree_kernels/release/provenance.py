@@ -10,9 +10,9 @@ Not for: the lock record itself (``lock``), writing or reading archives
 """
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
+from iree_kernels.core import processes
 from iree_kernels.core.errors import UserError
 
 
@@ -35,9 +35,8 @@ def git_commit_time(root: str | Path) -> int | None:
     if not any((d / ".git").exists() for d in (root, *root.parents)):
         return None
     try:
-        result = subprocess.run(["git", "-C", str(root), "log", "-1", "--format=%ct"],
-                                capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
+        result = processes.run(["git", "-C", str(root), "log", "-1", "--format=%ct"], limit=30)
+    except (OSError, processes.TimeLimit):
         return None
     text = result.stdout.strip()
     return int(text) if result.returncode == 0 and text.isdigit() else None
@@ -69,15 +68,14 @@ def checkout_state(root: str | Path, timeout: float = 30) -> dict:
     root = Path(root).resolve()
     git = ["git", "-C", str(root), "-c", "core.fsmonitor=false"]   # runs no hook of the repo's
     try:
-        head = subprocess.run([*git, "rev-parse", "--verify", "-q", "HEAD"], capture_output=True,
-                              text=True, timeout=timeout)
+        head = processes.run([*git, "rev-parse", "--verify", "-q", "HEAD"], limit=timeout)
         if head.returncode != 0 and not _in_work_tree(git, timeout):
             return {"git": NOT_A_REPOSITORY}
-        status = subprocess.run([*git, "status", "--porcelain=v1", "-z", "--untracked-files=all",
-                                 "--", "."], capture_output=True, text=True, timeout=timeout)
+        status = processes.run([*git, "status", "--porcelain=v1", "-z", "--untracked-files=all",
+                                "--", "."], limit=timeout)
     except FileNotFoundError:
         return {"git": NOT_A_REPOSITORY + " (no git program)"}
-    except subprocess.TimeoutExpired:
+    except processes.TimeLimit:
         raise UserError(f"release: git did not describe the checkout {root} within {timeout:g} s "
                         "(its commit and uncommitted changes go into the lock record)") from None
     if status.returncode != 0:
@@ -89,8 +87,7 @@ def checkout_state(root: str | Path, timeout: float = 30) -> dict:
 
 
 def _in_work_tree(git: list[str], timeout: float) -> bool:
-    inside = subprocess.run([*git, "rev-parse", "--is-inside-work-tree"], capture_output=True,
-                            text=True, timeout=timeout)
+    inside = processes.run([*git, "rev-parse", "--is-inside-work-tree"], limit=timeout)
     return inside.returncode == 0 and inside.stdout.strip() == "true"
 
 

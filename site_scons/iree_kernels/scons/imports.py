@@ -11,14 +11,13 @@ importers run is theirs; this module only runs and reports.
 from __future__ import annotations
 
 import dataclasses
-import subprocess
 import sys
 from pathlib import PurePosixPath
 
 import SCons.Environment
 import SCons.Errors
 
-from iree_kernels.core import toolchains
+from iree_kernels.core import processes, toolchains
 from iree_kernels.scons.kernels import ToolVersion
 from iree_kernels.scons.nodes import named_value
 from iree_kernels.scons.spawn import WholeFileCommand
@@ -62,13 +61,11 @@ class CapturingSpawn:
         # path holds '$' in a checkout in such a folder.
         args = [toolchains.real_program(args[0]), *args[1:]]
         try:
-            result = subprocess.run(args, env=env, close_fds=True, stdout=subprocess.PIPE,
-                                    stderr=subprocess.STDOUT, text=True, errors="replace",
-                                    timeout=self.timeout)
+            result = processes.run(args, limit=self.timeout, env=env, stderr=processes.STDOUT)
         except OSError as e:
             self.reason = f"cannot run {args[0]}: {e.strerror}"
             return 127
-        except subprocess.TimeoutExpired:
+        except processes.TimeLimit:
             self.reason = f"the importer took more than {self.timeout:g} s ({self.variable})"
             return 124
         if result.returncode == 0 or self.verbose:

@@ -10,13 +10,12 @@ from __future__ import annotations
 import functools
 import os
 import re
-import subprocess
 import sys
 
 import SCons.Action
 import SCons.Errors
 
-from iree_kernels.core import toolchains
+from iree_kernels.core import processes, toolchains
 from iree_kernels.core.files import SCRATCH_PREFIX, scratch_name
 
 
@@ -142,16 +141,13 @@ class Spawn:
         args = [toolchains.real_program(args[0]), *args[1:]]
         name = os.path.basename(args[0])
         try:
-            result = subprocess.run(args, env=env, close_fds=True, stdout=subprocess.PIPE,
-                                    stderr=subprocess.STDOUT, text=True, errors="replace",
-                                    timeout=self.timeout)
+            result = processes.run(args, limit=self.timeout, env=env, stderr=processes.STDOUT)
         except OSError as e:
             print(f"scons: *** cannot run {args[0]}: {e.strerror}")
             return 127
-        except subprocess.TimeoutExpired as e:
+        except processes.TimeLimit as e:
             self.failure = toolchains.timeout_message(name, self.timeout, self.variable)
-            output = e.output.decode(errors="replace") if isinstance(e.output, bytes) else e.output
-            sys.stdout.write(output or "")
+            sys.stdout.write(e.output)
             return 124
         status, output = result.returncode, result.stdout
         if status < 0:
@@ -209,9 +205,9 @@ class PSpawn:
         args = [toolchains.real_program(args[0]), *args[1:]]
         limit = self.timeouts.for_program(args[0])
         try:
-            return subprocess.call(args, env=env, close_fds=True, stdout=stdout, stderr=stderr,
-                                   timeout=limit)
-        except subprocess.TimeoutExpired:
+            return processes.run(args, limit=limit, env=env, stdout=stdout, stderr=stderr,
+                                 text=False).returncode
+        except processes.TimeLimit:
             name = os.path.basename(args[0])
             stderr.write(f"scons: *** {toolchains.timeout_message(name, limit)}\n")
             return 124
