@@ -217,6 +217,12 @@ class PSpawn:
 
 
 def timeouts(env) -> toolchains.Timeouts:
-    """The time limits ``env``'s variables set (IREE_COMPILE_TIMEOUT, ...; the settings'
-    defaults for those it lacks): what a tool's step passes to the library that runs a tool."""
-    return toolchains.Timeouts.from_values(env)
+    """The time limits ``env``'s variables set (IREE_COMPILE_TIMEOUT, ...; the defaults for
+    those it lacks): what a tool's step passes to the library that runs a tool. Read once
+    for each set of values, however many steps ask."""
+    return _timeouts(tuple(env.get(name) for name in toolchains.TIMEOUT_VARIABLES))
+
+
+@functools.lru_cache(maxsize=None)
+def _timeouts(values: tuple) -> toolchains.Timeouts:
+    return toolchains.Timeouts.from_values(dict(zip(toolchains.TIMEOUT_VARIABLES, values)))
