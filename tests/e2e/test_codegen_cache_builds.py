@@ -12,7 +12,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -24,8 +23,7 @@ from iree_kernels.module import codegen_cache
 from iree_kernels.core import toolchains
 from iree_kernels.project.manifest import load_project
 
-sys.path.insert(0, str(REPO / "models"))
-import generate_layers  # noqa: E402
+import generate_layers
 
 RUN_MODULE = toolchains.iree_tool("iree-run-module")
 DEVICES = {"llvm-cpu": "local-sync", "vulkan": "vulkan"}

@@ -16,13 +16,12 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-import sys
 import time
 
 import numpy as np
 import pytest
 
-from conftest import REPO, Project
+from conftest import Project
 from iree_kernels.check import runtime
 from iree_kernels.core import toolchains
 
@@ -30,8 +29,7 @@ pytest.importorskip("onnx")
 pytest.importorskip("iree.turbine")
 # iree-turbine 3.9 on numpy 2, while it saves the weights; harmless
 pytestmark = pytest.mark.filterwarnings("ignore:__array__ implementation:DeprecationWarning")
-sys.path.insert(0, str(REPO / "bench"))
-import corpus  # noqa: E402
+import corpus
 
 # model -> what the export of the executable the test writes a kernel for contains
 EXECUTABLES = {
