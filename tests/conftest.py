@@ -6,8 +6,10 @@ import shutil
 import subprocess
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Callable
 
 import pytest
+from filelock import FileLock
 
 from harness import REPO, SCONS, Run, scons
 
@@ -28,6 +30,13 @@ class Project:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.write("SConstruct", (REPO / "SConstruct").read_text())
+
+    @classmethod
+    def copy_of(cls, built: Path, root: Path) -> "Project":
+        """A copy at ``root`` of the project folder ``built``, its build up to date there too
+        (times kept; every path a build records is relative to the repository)."""
+        shutil.copytree(built, root, symlinks=True)
+        return cls(root)
 
     def write(self, relative: str, text: str) -> Path:
         path = self.root / relative
@@ -65,6 +74,29 @@ def umask(mask: int):
 @pytest.fixture
 def project(tmp_path: Path) -> Project:
     return Project(tmp_path / "repo")
+
+
+def made_once(tmp_path_factory, name: str, make: Callable[[Path], None]) -> Path:
+    """The folder ``name`` that ``make(folder)`` fills once per test run, for every worker.
+
+    With pytest-xdist each worker has its own base temporary folder; their parent
+    is the run's, shared. The first worker to get here makes the folder, under a
+    file lock the others wait on; a folder ``make`` failed to finish is made again.
+    Tests read it, or copy it (``Project.copy_of``); none writes into it.
+    """
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent
+    folder, done = base / f"made-once-{name}", base / f"made-once-{name}.done"
+    with FileLock(base / f"made-once-{name}.lock"):
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            make(folder)
+            done.touch()
+    return folder
+
+
 
 
 def run_module(module: Path, device: str, function: str, inputs: list[str]) -> str:
