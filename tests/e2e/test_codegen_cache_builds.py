@@ -22,8 +22,7 @@ from iree_kernels.check import expected_outputs, runtime
 from iree_kernels.module import codegen_cache
 from iree_kernels.core import toolchains
 from iree_kernels.project.manifest import load_project
-
-import generate_layers
+from models import generate_layers
 
 RUN_MODULE = toolchains.iree_tool("iree-run-module")
 DEVICES = {"llvm-cpu": "local-sync", "vulkan": "vulkan"}

@@ -23,6 +23,7 @@ import time
 import numpy as np
 import pytest
 
+from bench import corpus
 from conftest import Project, made_once
 from iree_kernels.check import runtime
 from iree_kernels.core import toolchains
@@ -31,7 +32,6 @@ pytest.importorskip("onnx")
 pytest.importorskip("iree.turbine")
 # iree-turbine 3.9 on numpy 2, while it saves the weights; harmless
 pytestmark = pytest.mark.filterwarnings("ignore:__array__ implementation:DeprecationWarning")
-import corpus
 
 # model -> what the export of the executable the test writes a kernel for contains
 EXECUTABLES = {

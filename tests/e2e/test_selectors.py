@@ -18,8 +18,8 @@ import pytest
 from conftest import REPO, run_module
 from iree_kernels.check import runtime
 from iree_kernels.core import toolchains
+from models.generate_layers import Layer, arguments, example_input, model_mlir
 
-from generate_layers import Layer, arguments, example_input, model_mlir
 
 MODEL = """
 [models.stack]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import corpus
+from bench import corpus
 
 
 def _files(folder):
