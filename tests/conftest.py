@@ -24,6 +24,32 @@ os.environ.pop("IREE_KERNELS_CACHE_DIR", None)
 os.environ.pop("IREE_KERNELS_REMOTE_CACHE_URL", None)
 
 
+GPU_TESTS = Path(__file__).parent / "gpu"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items) -> None:
+    """tests/gpu build in this checkout's build/ (one scons at a time there, and each reads what
+    the last built): one worker runs them all. A test marked ``xdist_group`` goes to that
+    group's worker (--dist loadgroup).
+
+    pytest-xdist 3.8 names a test's group by appending ``@GROUP`` to its node id, through an
+    attribute pytest 9 no longer reads (``item._nodeid``); the id is set here instead, as
+    xdist's worker would (xdist's controller sends each group to one worker).
+    """
+    for item in items:
+        if item.path.is_relative_to(GPU_TESTS):
+            item.add_marker(pytest.mark.xdist_group("gpu-checkout"))
+    if not getattr(config.option, "loadgroup", False):     # set on xdist's workers
+        return
+    from _pytest.nodeid import NodeId
+    for item in items:
+        groups = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                         for m in item.iter_markers("xdist_group")})
+        if groups and "@" not in item.nodeid:
+            item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(groups)}")
+
+
 class Project:
     """A throwaway repo: SConstruct, manifests, models, kernels; built with this repo's site_scons."""
 
