@@ -1,6 +1,6 @@
 """Wall time and tool invocations of a clean, a no-op and a one-kernel-touch build of the demo repo.
 
-    ./setup.sh python bench/build_times.py [--repeat N] [VARIABLE=value ...]
+    ./setup.sh python -m bench.build_times [--repeat N] [VARIABLE=value ...]
 
 The demo repo (SConstruct, kernels/, models/) is copied to a temporary folder
 so the checkout's own build/ is left alone. Prints one table; medians of N runs.
@@ -11,14 +11,13 @@ import argparse
 import collections
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+from tests import harness
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))
-import harness  # noqa: E402
 
 TOOLS = {"IREE": "iree-compile", "FRONTEND": "iree-compile", "PTX": "nvcc", "SPIRV": "glslang",
          "CC": "clang", "CHECK": "iree-run-module", "CODEGEN": "executables into the codegen cache"}

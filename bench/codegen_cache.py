@@ -1,6 +1,6 @@
 """Wall time of builds through the per-executable codegen cache, against a plain iree-compile, on the layers model.
 
-    ./setup.sh python bench/codegen_cache.py [--targets cuda,vulkan,llvm-cpu] [--repeat N]
+    ./setup.sh python -m bench.codegen_cache [--targets cuda,vulkan,llvm-cpu] [--repeat N]
 
 Per target, in a temporary repo holding only models/layers.mlir (41 distinct
 executables; models/generate_layers.py) and its manifest, it times:
@@ -27,17 +27,14 @@ import collections
 import os
 import shutil
 import statistics
-import sys
 import tempfile
 from pathlib import Path
 
+from iree_kernels.core import toolchains
+from models import generate_layers
+from tests import harness
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "models"))
-sys.path.insert(0, str(REPO / "site_scons"))
-sys.path.insert(0, str(REPO / "tests"))
-import generate_layers  # noqa: E402
-import harness  # noqa: E402
-from iree_kernels.core import toolchains  # noqa: E402
 
 MANIFEST = '[models.layers]\nsource = "models/layers.mlir"\ntargets = ["{target}"]\n'
 ROWS = ("(a) plain", "(a') one thread", "(b) cold -j1", "(b) cold -j2", "(c) cached",

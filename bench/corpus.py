@@ -1,6 +1,6 @@
 """A corpus of models like the ones users bring: dense weights, torch exports, shared and dynamic dispatches.
 
-    ./setup.sh python bench/corpus.py OUTDIR [--only NAME[,NAME...]] [--scale S] [--tokens T]
+    ./setup.sh python -m bench.corpus OUTDIR [--only NAME[,NAME...]] [--scale S] [--tokens T]
         [--seed N] [--onnx squeezenet,densenet121,...] [--list]
 
 writes, for each model, ``OUTDIR/<name>.onnx|.mlir|.pt2``, its seeded inputs
@@ -106,8 +106,7 @@ def dense_onnx(light: str, name: str, seed: int):
     """``light_<light>.onnx`` with dense weights, graph named ``name``, final Softmax removed."""
     import onnx
     from onnx import numpy_helper
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))
-    from fetch_onnx_models import strip_softmax
+    from iree_kernels.importers.onnx_models import strip_softmax
     source = light_folder() / f"light_{light}.onnx"
     if not source.is_file():
         raise SystemExit(f"corpus: no {source.name} in the installed onnx package "

@@ -1,7 +1,7 @@
 """Carry a dense-weight model to a machine without the onnx package: its blobs as sizes, refilled there.
 
-    python bench/dense_resources.py strip MODEL.mlir OUT.blobs     # here: kilobytes
-    python bench/dense_resources.py fill OUT.blobs MODEL.mlir [--seed N]   # there
+    python -m bench.dense_resources strip MODEL.mlir OUT.blobs     # here: kilobytes
+    python -m bench.dense_resources fill OUT.blobs MODEL.mlir [--seed N]   # there
 
 A model imported with dense weights (bench/corpus.py's ``onnx_<name>``) keeps
 them in its ``{-# dialect_resources #-}`` section, one hex blob per line: 100 MB

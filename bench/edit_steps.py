@@ -1,6 +1,6 @@
 """Where a clean build's and a kernel edit's time goes, step by step (``scons --debug=time``).
 
-    ./setup.sh python bench/edit_steps.py MODEL TARGET [--kernels native|mlir] [VARIABLE=VALUE ...]
+    ./setup.sh python -m bench.edit_steps MODEL TARGET [--kernels native|mlir] [VARIABLE=VALUE ...]
 
 builds one of bench/real_models.py's models in a new repo with a kernel scaffolded in the
 target's language (``--kernels mlir``: a dumped executable as an MLIR source kernel; default
@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import real_models
+from bench import real_models
 
 STEP = re.compile(r"^(?P<step>[A-Z]+) +(?P<target>\S+)")
 TIME = re.compile(r"^Command execution time: (?P<what>.*?): (?P<seconds>[0-9.]+) seconds")

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs a command on the GPU machine (16 cores, no registry access) with what this repo's build
 # needs, carried from here in .perf/ (ignored by git; how to fill it below):
-#   bash bench/gpu_machine.sh python3 bench/real_models.py --models layers --targets cuda
+#   bash bench/gpu_machine.sh python3 -m bench.real_models --models layers --targets cuda
 # iree-compile and its Python package, scons, glslangValidator and spirv-val (Debian .debs,
 # unpacked aside, not into /), iree-run-module and iree-benchmark-module, imported ONNX models.
 #
@@ -30,7 +30,7 @@ if [[ -f $carried/libIREECompiler.so.zst ]]; then
     -o /tmp/site/iree/compiler/_mlir_libs/libIREECompiler.so
 fi
 for blobs in /tmp/tools/models/*.blobs; do
-  if [[ -e $blobs ]]; then python3 bench/dense_resources.py fill "$blobs" "${blobs%.blobs}.mlir"; fi
+  if [[ -e $blobs ]]; then python3 -m bench.dense_resources fill "$blobs" "${blobs%.blobs}.mlir"; fi
 done
 site=$(python3 -c 'import jinja2, os; print(os.path.dirname(os.path.dirname(jinja2.__file__)))')
 python3 -m venv /tmp/venv

@@ -1,6 +1,6 @@
 """How fast SCons hashes a model-sized file with each hash format it allows.
 
-    ./setup.sh python bench/hashing.py [--megabytes N] [--repeat R]
+    ./setup.sh python -m bench.hashing [--megabytes N] [--repeat R]
 
 writes N MB of random bytes (default 256) to a temporary file and times
 ``SCons.Util.hash_file_signature``, the function SCons signs each file it

@@ -1,6 +1,6 @@
 """Wall time of this repo's builds of real networks, against a plain iree-compile of the same model.
 
-    ./setup.sh python bench/real_models.py [--models densenet121,resnet50,layers]
+    ./setup.sh python -m bench.real_models [--models densenet121,resnet50,layers]
         [--targets vulkan,llvm-cpu,cuda] [--cache on,off] [--relink off,on]
         [--kernels native,mlir] [--repeat N] [-j N]
 
@@ -56,17 +56,14 @@ import sys
 import tempfile
 from pathlib import Path
 
+from bench import kernel_edits
+from iree_kernels.core import toolchains
+from iree_kernels.ir.program import Program
+from models import generate_layers
+from tests import harness
+
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-sys.path.insert(0, str(REPO / "models"))
-sys.path.insert(0, str(REPO / "site_scons"))
-sys.path.insert(0, str(REPO / "tests"))
-sys.path.insert(0, str(REPO / "bench"))
-import generate_layers  # noqa: E402
-import harness  # noqa: E402
-import kernel_edits  # noqa: E402
-from iree_kernels.core import toolchains  # noqa: E402
-from iree_kernels.ir.program import Program  # noqa: E402
 
 LANGUAGE = {"vulkan": "glsl", "cuda": "cuda", "llvm-cpu": "c"}
 COMPILER = {"glsl": toolchains.on_path("glslangValidator") and toolchains.on_path("spirv-val"),
@@ -103,14 +100,14 @@ def model_text(name: str, work: Path) -> str:
     if carried and (Path(carried) / f"{name}.mlir").exists():
         return (Path(carried) / f"{name}.mlir").read_text()
     if not imported.exists() and name.startswith("torch_"):
-        import corpus
+        from bench import corpus
         corpus.write_torch(work, name, seed=0, scale=SCALE)
         return imported.read_text()
     if not imported.exists():
         import onnx
         source = Path(onnx.__file__).parent / f"backend/test/data/light/light_{name}.onnx"
         if name.startswith("onnx_"):                        # dense weights: the corpus's
-            import corpus
+            from bench import corpus
             source = work / corpus.write_onnx(work, name.removeprefix("onnx_"), seed=0).source
         run([BIN / "iree-import-onnx", source, "--opset-version", "17", "-o", imported], work)
     return imported.read_text()

@@ -1,6 +1,6 @@
 """Wall time of a fresh checkout's build against a warm remote cache, beside a cold build and a warm local cache.
 
-    ./setup.sh python bench/remote_cache.py [--models demo,densenet121] [-j N] [--repeat N]
+    ./setup.sh python -m bench.remote_cache [--models demo,densenet121] [-j N] [--repeat N]
         [--demo-targets llvm-cpu,vulkan,cuda] [--model-target llvm-cpu]
 
 The server is a real one: nginx with WebDAV PUT on 127.0.0.1
@@ -30,10 +30,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+from tests import harness
+from tests.cache_server import CacheServer
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))
-import harness  # noqa: E402
-from cache_server import CacheServer  # noqa: E402
 
 ROWS = ("cold", "cold+upload", "warm local", "warm remote")
 TIMEOUT = 3600

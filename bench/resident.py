@@ -1,6 +1,6 @@
 """A kernel edit in a resident build (``scons --interactive``) against the same edit in one-shot runs.
 
-    ./setup.sh python bench/resident.py REPO KERNEL [--edits N] [-j N] [VARIABLE=value ...]
+    ./setup.sh python -m bench.resident REPO KERNEL [--edits N] [-j N] [VARIABLE=value ...]
 
 REPO is a project already built once; KERNEL one of its MLIR source kernels
 (``scons scaffold LANGUAGE=mlir`` writes one). Each edit moves the kernel's
@@ -20,8 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import kernel_edits  # noqa: E402
+from bench import kernel_edits
 
 SCONS = Path(sys.executable).with_name("scons")
 SITE = Path(__file__).resolve().parents[1] / "site_scons"

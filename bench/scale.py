@@ -1,6 +1,6 @@
 """How the build scales with the number of kernels: clean, no-op and one-kernel-touch builds of synthetic repos.
 
-    ./setup.sh python bench/scale.py [--sizes 10,100,1000] [--repeat 5] [--jobs 2]
+    ./setup.sh python -m bench.scale [--sizes 10,100,1000] [--repeat 5] [--jobs 2]
                                      [--keep DIR] [--profile] [--one-manifest] [--site-dir DIR]
 
 Takes about 2 minutes on 2 cores (the clean build of N=1000 about 40 s).
@@ -51,9 +51,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests import harness
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))
-import harness  # noqa: E402
 
 PYCACHE = str(Path(tempfile.gettempdir()) / "scale-pycache")
 TARGET = "llvm-cpu"

@@ -78,6 +78,7 @@ class CacheServer:
             config = self.root / "nginx.conf"
             dav = "dav_methods PUT; create_full_put_path on;" if self.uploads else ""
             config.write_text(CONFIG.format(root=self.root, port=self.port, auth=auth, dav=dav))
+            (self.root / "nginx.pid").unlink(missing_ok=True)     # the last try's
             self.process = subprocess.Popen(
                 [NGINX, "-p", str(self.root), "-e", str(self.root / "error.log"), "-c", str(config)],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -86,10 +87,20 @@ class CacheServer:
         raise RuntimeError(f"nginx did not start: {(self.root / 'error.log').read_text()}")
 
     def _wait_listening(self) -> bool:
+        """Our nginx took the port: it wrote its pid file (after binding) and answers there.
+
+        Another worker's server may take the same free port between ``_free_port`` and
+        nginx's bind; then a connection alone would reach that server, not ours.
+        """
         deadline = time.monotonic() + 10
+        pid_file = self.root / "nginx.pid"
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 return False
+            written = pid_file.read_text().strip() if pid_file.exists() else ""
+            if written != str(self.process.pid):
+                time.sleep(0.02)
+                continue
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
                 return True

@@ -6,8 +6,10 @@ import shutil
 import subprocess
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Callable
 
 import pytest
+from filelock import FileLock
 
 from harness import REPO, SCONS, Run, scons
 
@@ -22,12 +24,45 @@ os.environ.pop("IREE_KERNELS_CACHE_DIR", None)
 os.environ.pop("IREE_KERNELS_REMOTE_CACHE_URL", None)
 
 
+GPU_TESTS = Path(__file__).parent / "gpu"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items) -> None:
+    """tests/gpu build in this checkout's build/ (one scons at a time there, and each reads what
+    the last built): one worker runs them all. A test marked ``xdist_group`` goes to that
+    group's worker (--dist loadgroup).
+
+    pytest-xdist 3.8 names a test's group by appending ``@GROUP`` to its node id, through an
+    attribute pytest 9 no longer reads (``item._nodeid``); the id is set here instead, as
+    xdist's worker would (xdist's controller sends each group to one worker).
+    """
+    for item in items:
+        if item.path.is_relative_to(GPU_TESTS):
+            item.add_marker(pytest.mark.xdist_group("gpu-checkout"))
+    if not getattr(config.option, "loadgroup", False):     # set on xdist's workers
+        return
+    from _pytest.nodeid import NodeId
+    for item in items:
+        groups = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                         for m in item.iter_markers("xdist_group")})
+        if groups and "@" not in item.nodeid:
+            item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(groups)}")
+
+
 class Project:
     """A throwaway repo: SConstruct, manifests, models, kernels; built with this repo's site_scons."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self.write("SConstruct", (REPO / "SConstruct").read_text())
+
+    @classmethod
+    def copy_of(cls, built: Path, root: Path) -> "Project":
+        """A copy at ``root`` of the project folder ``built``, its build up to date there too
+        (times kept; every path a build records is relative to the repository)."""
+        shutil.copytree(built, root, symlinks=True)
+        return cls(root)
 
     def write(self, relative: str, text: str) -> Path:
         path = self.root / relative
@@ -65,6 +100,29 @@ def umask(mask: int):
 @pytest.fixture
 def project(tmp_path: Path) -> Project:
     return Project(tmp_path / "repo")
+
+
+def made_once(tmp_path_factory, name: str, make: Callable[[Path], None]) -> Path:
+    """The folder ``name`` that ``make(folder)`` fills once per test run, for every worker.
+
+    With pytest-xdist each worker has its own base temporary folder; their parent
+    is the run's, shared. The first worker to get here makes the folder, under a
+    file lock the others wait on; a folder ``make`` failed to finish is made again.
+    Tests read it, or copy it (``Project.copy_of``); none writes into it.
+    """
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent
+    folder, done = base / f"made-once-{name}", base / f"made-once-{name}.done"
+    with FileLock(base / f"made-once-{name}.lock"):
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            make(folder)
+            done.touch()
+    return folder
+
+
 
 
 def run_module(module: Path, device: str, function: str, inputs: list[str]) -> str:

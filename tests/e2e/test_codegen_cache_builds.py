@@ -12,20 +12,17 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 
 import numpy as np
 import pytest
 
-from conftest import REPO, Project, case_outputs, run_module
+from conftest import REPO, Project, case_outputs, made_once, run_module
 from harness import scons
 from iree_kernels.check import expected_outputs, runtime
 from iree_kernels.module import codegen_cache
 from iree_kernels.core import toolchains
 from iree_kernels.project.manifest import load_project
-
-sys.path.insert(0, str(REPO / "models"))
-import generate_layers  # noqa: E402
+from models import generate_layers
 
 RUN_MODULE = toolchains.iree_tool("iree-run-module")
 DEVICES = {"llvm-cpu": "local-sync", "vulkan": "vulkan"}
@@ -46,6 +43,16 @@ def make(project, targets=("vulkan",), **variant):
     generate_layers.write(project.root / "models/layers.mlir", generate_layers.layers(**variant))
     project.write("kernels/layers.toml", MANIFEST.format(targets=list(targets)).replace("'", '"'))
     return project
+
+
+@pytest.fixture
+def layers_on_vulkan(tmp_path_factory, tmp_path) -> Project:
+    """make()'s repo built through the codegen cache (EXECUTABLE_CACHE=vulkan): built once per
+    run, copied for each test."""
+    def build(folder):
+        make(Project(folder)).scons("EXECUTABLE_CACHE=vulkan")
+    return Project.copy_of(made_once(tmp_path_factory, "layers-on-vulkan", build),
+                           tmp_path / "repo")
 
 
 def outputs(project, module: str, device: str) -> np.ndarray:
@@ -113,9 +120,8 @@ def test_a_second_build_does_nothing(project):
     assert project.scons("EXECUTABLE_CACHE=1", "--question").returncode == 0
 
 
-def test_changing_one_layer_compiles_one_executable(project):
-    make(project)
-    project.scons("EXECUTABLE_CACHE=vulkan")
+def test_changing_one_layer_compiles_one_executable(layers_on_vulkan):
+    project = layers_on_vulkan
     make(project, change=7)
     rebuild = project.scons("EXECUTABLE_CACHE=vulkan")
     assert [t.rsplit(" ", 1)[1] for t in rebuild.ran("CODEGEN")] == ["(main_dispatch_14)"]
@@ -124,9 +130,8 @@ def test_changing_one_layer_compiles_one_executable(project):
     assert cached_binaries(project, "vulkan") == plain_binaries(project, "vulkan")
 
 
-def test_renumbered_executables_still_hit(project):
-    make(project)
-    project.scons("EXECUTABLE_CACHE=vulkan")
+def test_renumbered_executables_still_hit(layers_on_vulkan):
+    project = layers_on_vulkan
     make(project, insert=10)
     rebuild = project.scons("EXECUTABLE_CACHE=vulkan")
     assert len(rebuild.ran("CODEGEN")) == 1
@@ -283,9 +288,8 @@ def test_where_the_shared_cache_is_changes_nothing_built(project, tmp_path):
     assert "Retrieved `build/vulkan/layers.vmfb' from cache" in again.output
 
 
-def test_a_damaged_entry_is_compiled_again_with_a_warning(project):
-    make(project)
-    project.scons("EXECUTABLE_CACHE=vulkan")
+def test_a_damaged_entry_is_compiled_again_with_a_warning(layers_on_vulkan):
+    project = layers_on_vulkan
     spirv_file = sorted((project.root / "build/codegen-cache/vulkan").glob("*.spv"))[0]
     spirv_file.write_bytes(spirv_file.read_bytes()[:-8])              # a truncated copy
     (project.root / "build/vulkan/layers/module/layers.mlir").unlink()

@@ -9,20 +9,22 @@ added), ``scons check`` (expected outputs and ``verify``), the
 module's outputs equal bit for bit to those of the plain iree-compile module
 on the corpus's seeded inputs, and the kernel broken (the addition made a
 subtraction) fails ``scons verify`` naming it. The corpus is written once per
-session.
+run.
 """
 from __future__ import annotations
 
+import dataclasses
+import json
 import re
 import shutil
 import subprocess
-import sys
 import time
 
 import numpy as np
 import pytest
 
-from conftest import REPO, Project
+from bench import corpus
+from conftest import Project, made_once
 from iree_kernels.check import runtime
 from iree_kernels.core import toolchains
 
@@ -30,8 +32,6 @@ pytest.importorskip("onnx")
 pytest.importorskip("iree.turbine")
 # iree-turbine 3.9 on numpy 2, while it saves the weights; harmless
 pytestmark = pytest.mark.filterwarnings("ignore:__array__ implementation:DeprecationWarning")
-sys.path.insert(0, str(REPO / "bench"))
-import corpus  # noqa: E402
 
 # model -> what the export of the executable the test writes a kernel for contains
 EXECUTABLES = {
@@ -59,9 +59,13 @@ needs_vulkan = pytest.mark.skipif(
 
 @pytest.fixture(scope="session")
 def models(tmp_path_factory):
-    """The corpus, written once: its folder (a repo's models/) and its entries by name."""
-    root = tmp_path_factory.mktemp("corpus")
-    entries = corpus.write(root / "models", root=root)
+    """The corpus, written once per run for every worker: its folder (a repo's models/) and
+    its entries by name."""
+    def write(root):
+        entries = corpus.write(root / "models", root=root)
+        (root / "entries.json").write_text(json.dumps([dataclasses.asdict(e) for e in entries]))
+    root = made_once(tmp_path_factory, "corpus", write)
+    entries = [corpus.Entry(**e) for e in json.loads((root / "entries.json").read_text())]
     return root / "models", {entry.name: entry for entry in entries}
 
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import DATA, REPO
+from conftest import DATA, REPO, Project, made_once
 from iree_kernels.check import runtime
 from iree_kernels.core import toolchains
 
@@ -29,14 +29,18 @@ FAST = "IREE_HOTSPOTFLAGS=--benchmark_repetitions=3 --benchmark_min_time=0.02s -
 
 
 @pytest.fixture
-def net(project):
-    project.copy(DATA / "hotspots.mlir", "models/net.mlir")
-    project.write("kernels/models.toml", MANIFEST.split("[[substitutions]]")[0])
-    project.scons("dump", "IREE_TARGETS=llvm-cpu")
-    project.copy(project.root / "build/llvm-cpu/net/dump/sources/module_main_dispatch_0.mlir",
-                 "kernels/llvm-cpu/square.mlir")
-    project.write("kernels/models.toml", MANIFEST)
-    return project
+def net(tmp_path_factory, tmp_path):
+    """The model dumped, then one of its executables substituted by its own dumped source: made
+    once per run, copied for each test."""
+    def dump(folder):
+        project = Project(folder)
+        project.copy(DATA / "hotspots.mlir", "models/net.mlir")
+        project.write("kernels/models.toml", MANIFEST.split("[[substitutions]]")[0])
+        project.scons("dump", "IREE_TARGETS=llvm-cpu")
+        project.copy(project.root / "build/llvm-cpu/net/dump/sources/module_main_dispatch_0.mlir",
+                     "kernels/llvm-cpu/square.mlir")
+        project.write("kernels/models.toml", MANIFEST)
+    return Project.copy_of(made_once(tmp_path_factory, "hotspots-net", dump), tmp_path / "repo")
 
 
 def test_ranks_every_executable_by_dispatches_times_time(net):

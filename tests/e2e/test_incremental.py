@@ -1,7 +1,9 @@
 """End to end: scons on a small repo, asserting what each build ran and what the modules compute."""
 from __future__ import annotations
 
-from conftest import REPO, run_module
+import pytest
+
+from conftest import REPO, Project, made_once, run_module
 
 MLP = REPO / "models/mlp.mlir"
 SQUARE = REPO / "kernels/llvm-cpu/mlp_square_relu.mlir"
@@ -43,6 +45,16 @@ def make(project):
     project.write("kernels/demo.toml", MANIFEST)
 
 
+@pytest.fixture
+def built(tmp_path_factory, tmp_path) -> Project:
+    """make()'s repo after its first build: built once per run, copied for each test."""
+    def build(folder):
+        first = Project(folder)
+        make(first)
+        first.scons()
+    return Project.copy_of(made_once(tmp_path_factory, "incremental", build), tmp_path / "repo")
+
+
 def test_second_build_runs_nothing_and_question_agrees(project):
     make(project)
     first = project.scons()
@@ -53,9 +65,8 @@ def test_second_build_runs_nothing_and_question_agrees(project):
     assert project.scons("--question").returncode == 0
 
 
-def test_editing_one_kernel_recompiles_only_its_module(project):
-    make(project)
-    project.scons()
+def test_editing_one_kernel_recompiles_only_its_module(built):
+    project = built
     before = (project.root / "build/llvm-cpu/b.vmfb").read_bytes()
     kernel = project.root / "kernels/a_square.mlir"
     kernel.write_text(kernel.read_text().replace("%sq = arith.mulf %9, %9 : f32",
@@ -72,9 +83,8 @@ def test_editing_one_kernel_recompiles_only_its_module(project):
     assert touched.made_modules() == []
 
 
-def test_changing_one_models_options_rebuilds_only_that_model(project):
-    make(project)
-    project.scons()
+def test_changing_one_models_options_rebuilds_only_that_model(built):
+    project = built
     project.write("kernels/demo.toml", MANIFEST.replace(
         '[models.b]\nsource = "models/b.mlir"\ntargets = ["llvm-cpu"]\n',
         '[models.b]\nsource = "models/b.mlir"\ntargets = ["llvm-cpu"]\n'
@@ -84,9 +94,8 @@ def test_changing_one_models_options_rebuilds_only_that_model(project):
     assert "--iree-opt-level=O1" in project.read("build/llvm-cpu/b/options.flags")
 
 
-def test_substituted_module_computes_what_the_edit_says(project):
-    make(project)
-    project.scons()
+def test_substituted_module_computes_what_the_edit_says(built):
+    project = built
     plain = run_module(project.root / "build/llvm-cpu/plain.vmfb", "local-sync", "main", INPUTS)
     squared = run_module(project.root / "build/llvm-cpu/a.vmfb", "local-sync", "main", INPUTS)
     # relu(8 * 0.5 + b) summed over 16 columns: b cycles -1 0 1 2, so relu values 3 4 5 6.

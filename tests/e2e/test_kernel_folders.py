@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import REPO, Project, run_module
+from conftest import REPO, Project, made_once, run_module
 from iree_kernels.core import toolchains
 
 MODEL = """\
@@ -45,14 +45,16 @@ def call(project: Project, function: str) -> str:
     return run_module(project.root / "build/llvm-cpu/three.vmfb", "local-sync", function, INPUTS)
 
 
-@pytest.fixture(scope="module")
-def three(tmp_path_factory) -> Project:
-    project = Project(tmp_path_factory.mktemp("folders") / "repo")
-    project.write("models/three.mlir", MODEL)
-    project.write("models/other.mlir", MODEL.replace("8xf32", "4xf32"))
-    project.write("kernels/models.toml", MODELS)
-    project.scons("dump")
-    return project
+@pytest.fixture
+def three(tmp_path_factory, tmp_path) -> Project:
+    """The two models, dumped (scons dump): made once per run, copied for each test."""
+    def dump(folder):
+        project = Project(folder)
+        project.write("models/three.mlir", MODEL)
+        project.write("models/other.mlir", MODEL.replace("8xf32", "4xf32"))
+        project.write("kernels/models.toml", MODELS)
+        project.scons("dump")
+    return Project.copy_of(made_once(tmp_path_factory, "kernel-folders", dump), tmp_path / "repo")
 
 
 def dumped(project: Project, executable: str) -> str:

@@ -7,7 +7,7 @@ import os
 import numpy as np
 import pytest
 
-from conftest import REPO, run_module
+from conftest import REPO, Project, made_once, run_module
 
 onnx = pytest.importorskip("onnx")
 from onnx import TensorProto, helper  # noqa: E402
@@ -49,6 +49,16 @@ def make(project, manifest=MANIFEST, weights=WEIGHTS):
     project.write("kernels/demo.toml", manifest)
 
 
+@pytest.fixture
+def built(tmp_path_factory, tmp_path):
+    """make()'s repo after its first build: built once per run, copied for each test."""
+    def build(folder):
+        project = Project(folder)
+        make(project)
+        project.scons()
+    return Project.copy_of(made_once(tmp_path_factory, "onnx-net", build), tmp_path / "repo")
+
+
 def test_onnx_model_is_imported_once_compiled_and_computes(project):
     make(project)
     expected = printed(np.maximum(X @ WEIGHTS, 0))
@@ -70,9 +80,8 @@ def test_onnx_model_is_imported_once_compiled_and_computes(project):
     assert project.scons("--question").returncode == 0
 
 
-def test_what_reimports_and_what_does_not(project):
-    make(project)
-    project.scons()
+def test_what_reimports_and_what_does_not(built):
+    project = built
     (project.root / "models/net.onnx").write_bytes(net(WEIGHTS * 2))
     changed = project.scons()
     assert changed.ran("IMPORT") == [IMPORTED] and changed.ran("IREE") == [MODULE]
@@ -110,9 +119,8 @@ def test_what_reimports_and_what_does_not(project):
     assert project.scons().steps == []
 
 
-def test_corrupt_onnx_is_one_error_line_naming_the_model(project):
-    make(project)
-    project.scons()
+def test_corrupt_onnx_is_one_error_line_naming_the_model(built):
+    project = built
     assert (project.root / IMPORTED).is_file()
     (project.root / "models/net.onnx").write_bytes(b"not a protobuf at all")
     build = project.scons(expect_ok=False)

@@ -20,7 +20,7 @@ import shutil
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, Project, made_once
 from iree_kernels.check import runtime
 from iree_kernels.core import toolchains
 
@@ -30,10 +30,11 @@ KERNELS = ("vulkan/squeezenet_maxpool.glsl", "llvm-cpu/squeezenet_maxpool.c",
            "vulkan/alexnet_lrn.glsl", "llvm-cpu/alexnet_lrn.c")
 EXPORTS = {"squeezenet": "squeezenet$async_dispatch_1_conv_64x55x55x3x3_f32",
            "bvlc_alexnet": "bvlc_alexnet$async_dispatch_1_conv_96x54x54x5_f32"}
-needs_clang = pytest.mark.skipif(toolchains.on_path("clang") is None, reason="needs clang")
-needs_vulkan = pytest.mark.skipif(
-    "vulkan" not in runtime.available_drivers(RUN_MODULE) or not toolchains.on_path("glslangValidator"),
-    reason="needs a Vulkan device and glslangValidator")
+CLANG = toolchains.on_path("clang") is not None
+VULKAN = "vulkan" in runtime.available_drivers(RUN_MODULE) and \
+    bool(toolchains.on_path("glslangValidator"))
+needs_clang = pytest.mark.skipif(not CLANG, reason="needs clang")
+needs_vulkan = pytest.mark.skipif(not VULKAN, reason="needs a Vulkan device and glslangValidator")
 
 
 def make(project):
@@ -44,6 +45,20 @@ def make(project):
         for file in (f"{name}.onnx", f"{name}.expected.toml", f"{name}/output.npy"):
             project.copy(REPO / "models" / file, f"models/{file}")
     shutil.copytree(REPO / "models/onnx_input", project.root / "models/onnx_input")
+
+
+@pytest.fixture
+def built(tmp_path_factory, tmp_path) -> Project:
+    """make()'s repo with its modules built for llvm-cpu and vulkan (those this machine can
+    build): made once per run, copied for each test; an edited kernel is then compiled alone."""
+    targets = ",".join(t for t, can in (("llvm-cpu", CLANG), ("vulkan", VULKAN)) if can)
+
+    def build(folder):
+        project = Project(folder)
+        make(project)
+        project.scons(f"IREE_TARGETS={targets}", "-j2", "modules")
+    return Project.copy_of(made_once(tmp_path_factory, f"onnx-demo-{targets}", build),
+                           tmp_path / "repo")
 
 
 def edit(project, kernel: str, old: str, new: str) -> None:
@@ -63,8 +78,8 @@ def failed_check(project, target: str) -> str:
 
 @needs_clang
 @needs_vulkan
-def test_the_hand_kernels_land_on_their_exports_and_check(project):
-    make(project)
+def test_the_hand_kernels_land_on_their_exports_and_check(built):
+    project = built
     build = project.scons("IREE_TARGETS=llvm-cpu,vulkan", "-j2", "modules", "check")
     for name in MODELS:
         for target in ("llvm-cpu", "vulkan"):
@@ -75,8 +90,8 @@ def test_the_hand_kernels_land_on_their_exports_and_check(project):
 
 
 @needs_clang
-def test_a_max_pool_one_pixel_off_fails_the_check_naming_the_model(project):
-    make(project)
+def test_a_max_pool_one_pixel_off_fails_the_check_naming_the_model(built):
+    project = built
     edit(project, "llvm-cpu/squeezenet_maxpool.c", "window[dy * 111 + dx]", "window[dy * 111 + dx + 1]")
     error = failed_check(project, "llvm-cpu")
     assert error.startswith("scons: *** [build/llvm-cpu/squeezenet.check] "
@@ -86,8 +101,8 @@ def test_a_max_pool_one_pixel_off_fails_the_check_naming_the_model(project):
 
 
 @needs_vulkan
-def test_an_lrn_shader_ignoring_its_output_offset_fails_the_check_naming_the_model(project):
-    make(project)
+def test_an_lrn_shader_ignoring_its_output_offset_fails_the_check_naming_the_model(built):
+    project = built
     edit(project, "vulkan/alexnet_lrn.glsl", "const uint BINDING1_START = 2286144u / 4u;",
          "const uint BINDING1_START = 0u;")
     error = failed_check(project, "vulkan")
@@ -98,8 +113,8 @@ def test_an_lrn_shader_ignoring_its_output_offset_fails_the_check_naming_the_mod
 
 
 @needs_vulkan
-def test_an_lrn_shader_reading_the_wrong_tensor_passes_the_model_check_but_not_verify(project):
-    make(project)
+def test_an_lrn_shader_reading_the_wrong_tensor_passes_the_model_check_but_not_verify(built):
+    project = built
     edit(project, "vulkan/alexnet_lrn.glsl", "const uint SQUARES_START = 1119744u / 4u;",
          "const uint SQUARES_START = 0u;")
     # verify's inputs are finite, in [-1, 1]: there the LRN's scaling (alpha 1e-4) makes the

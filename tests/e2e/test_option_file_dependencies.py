@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, Project, made_once
 
 TUNING_SPEC = """module attributes {transform.with_named_sequence} {
   transform.named_sequence @__kernel_config(%op: !transform.any_op {transform.consumed}) -> !transform.any_op
@@ -37,6 +37,18 @@ targets = ["llvm-cpu"]
 
 @pytest.fixture
 def specs(project):
+    return specs_repo(project)
+
+
+@pytest.fixture
+def specs_built(tmp_path_factory, tmp_path):
+    """specs_repo() after its first build: built once per run, copied for each test."""
+    def build(folder):
+        specs_repo(Project(folder)).scons()
+    return Project.copy_of(made_once(tmp_path_factory, "specs", build), tmp_path / "repo")
+
+
+def specs_repo(project):
     project.copy(REPO / "models/mlp.mlir", "models/mlp.mlir")
     project.write("specs/tuning.mlir", TUNING_SPEC)
     project.write("specs/pre.mlir", PREPROCESSING_SPEC)
@@ -53,8 +65,8 @@ def test_a_tuning_spec_edit_recompiles_only_its_module(specs):
     assert rebuild.ran("FRONTEND") == []          # codegen reads it, the front end does not
 
 
-def test_a_preprocessing_spec_edit_rebuilds_only_its_model(specs):
-    specs.scons()
+def test_a_preprocessing_spec_edit_rebuilds_only_its_model(specs_built):
+    specs = specs_built
     specs.write("specs/pre.mlir", PREPROCESSING_SPEC + "// edited\n")
     rebuild = specs.scons()
     # A model without kernels is one plain compile: the edit compiles it, and nothing else.

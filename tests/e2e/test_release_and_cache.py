@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, Project
+from conftest import REPO, Project, made_once
 from iree_kernels.release.archive import archive_bytes
 from iree_kernels.release.lock import lock_text
 from iree_kernels.core import toolchains
@@ -70,6 +70,15 @@ def checkout(root: Path) -> Project:
     return project
 
 
+@pytest.fixture
+def released(tmp_path_factory, tmp_path) -> Project:
+    """checkout() after ``scons release``: released once per run, copied for each test."""
+    def release_once(folder):
+        checkout(folder).scons("release")
+    return Project.copy_of(made_once(tmp_path_factory, "released", release_once),
+                           tmp_path / "repo")
+
+
 def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -88,9 +97,8 @@ def test_release_is_byte_identical_in_checkouts_at_different_paths(tmp_path):
     assert first.scons("--question", "release", expect_ok=False).returncode == 0
 
 
-def test_lock_records_inputs_flag_files_tools_and_outputs(tmp_path):
-    project = checkout(tmp_path / "repo")
-    project.scons("release")
+def test_lock_records_inputs_flag_files_tools_and_outputs(released):
+    project = released
     lock = json.loads(project.read(LOCK))
     assert lock["source_date_epoch"] == int(EPOCH)
     assert [(m["target"], m["model"]) for m in lock["modules"]] == [
@@ -178,9 +186,8 @@ def test_release_check_makes_a_release_wait_for_a_strict_check(tmp_path):
     assert project.scons("release", "IREE_TARGETS=llvm-cpu").ok     # without it: released
 
 
-def test_verify_release_names_the_changed_input(tmp_path):
-    releasing = checkout(tmp_path / "ci" / "repo")
-    releasing.scons("release")
+def test_verify_release_names_the_changed_input(released, tmp_path):
+    releasing = released
     archive = str(releasing.root / ARCHIVE)
     other = checkout(tmp_path / "dev" / "repo")
     agreed = other.scons("verify-release", f"ARCHIVE={archive}")
@@ -199,9 +206,8 @@ def test_verify_release_names_the_changed_input(tmp_path):
     assert "3 of 19 files and tools differ from the release" in differs.output
 
 
-def test_verify_release_reports_a_different_tool_version(tmp_path):
-    project = checkout(tmp_path / "repo")
-    project.scons("release")
+def test_verify_release_reports_a_different_tool_version(released, tmp_path):
+    project = released
     lock = json.loads(project.read(LOCK))
     for module in lock["modules"]:
         module["tools"]["iree-compile"] = "IREE compiler version 0.0.1"

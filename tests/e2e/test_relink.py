@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 
+from bad_inputs import PWNED
 from conftest import MLP_SQUARE_RELU, REPO, SAXPY_C, Project, run_module
 from relink_projects import (SAXPY_KERNELS, SAXPY_OBJECT, assert_same_module, iree_compiles_own,
                              saxpy_object_on_cuda, saxpy_wrapped)
+from hostile_inputs import PAYLOAD
 from iree_kernels.check import runtime
 from iree_kernels.core import toolchains
 from iree_kernels.ir import vmfb
-from test_bad_inputs import PWNED
-from test_hostile_inputs import PAYLOAD
 from test_robustness import fake_iree_compile
 
 KERNEL = "kernels/llvm-cpu/mlp_square_relu.mlir"

@@ -70,6 +70,7 @@ def clean_build(tmp_path_factory):
     return outputs(project)
 
 
+@pytest.mark.xdist_group("clean_build")     # one worker makes clean_build, for both
 def test_interrupted_builds_end_where_a_clean_build_does(project, clean_build):
     demo_repo(project)
     rng = random.Random(20261129)
@@ -96,6 +97,7 @@ def test_interrupted_builds_end_where_a_clean_build_does(project, clean_build):
     assert project.scons("--question", TARGETS).returncode == 0
 
 
+@pytest.mark.xdist_group("clean_build")     # one worker makes clean_build, for both
 def test_parallel_build_is_byte_identical_to_serial(project, clean_build):
     demo_repo(project)
     project.scons("-j4", TARGETS)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -19,9 +18,8 @@ import pytest
 from conftest import REPO, run_module
 from iree_kernels.check import runtime
 from iree_kernels.core import toolchains
+from models.generate_layers import Layer, arguments, example_input, model_mlir
 
-sys.path.insert(0, str(REPO / "models"))
-from generate_layers import Layer, arguments, example_input, model_mlir  # noqa: E402
 
 MODEL = """
 [models.stack]

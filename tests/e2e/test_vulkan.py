@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from conftest import REPO, run_module
+from conftest import REPO, Project, made_once, run_module
 from iree_kernels.check import runtime
 from iree_kernels.core import toolchains
 
@@ -48,6 +48,10 @@ INPUTS = ["5xf32=1 2 3 4 5", "5xf32=10 20 30 40 50"]
 
 @pytest.fixture
 def vulkan_project(project):
+    return vulkan_repo(project)
+
+
+def vulkan_repo(project):
     project.copy(REPO / "models/elementwise.mlir", "models/ew.mlir")
     project.copy(REPO / "models/mlp.mlir", "models/mlp.mlir")
     project.copy(REPO / "site_scons/iree_kernels/data/include/iree_kernels/grid.glsl", "kernels/grid.glsl")
@@ -56,6 +60,14 @@ def vulkan_project(project):
     project.write("kernels/ew.glsl", SHADER.replace("a[i] * b[i] + a[i]", "a[i] - a[i] * b[i]"))
     project.write("kernels/demo.toml", MANIFEST)
     return project
+
+
+@pytest.fixture
+def vulkan_built(tmp_path_factory, tmp_path) -> Project:
+    """vulkan_repo() after its first build: built once per run, copied for each test."""
+    def build(folder):
+        vulkan_repo(Project(folder)).scons()
+    return Project.copy_of(made_once(tmp_path_factory, "vulkan-project", build), tmp_path / "repo")
 
 
 def spirv_entry_points(path) -> list[str]:
@@ -73,8 +85,8 @@ def test_entry_point_is_named_after_the_export(vulkan_project):
 
 
 @needs_device
-def test_substituted_shader_computes_on_lavapipe(vulkan_project):
-    vulkan_project.scons()
+def test_substituted_shader_computes_on_lavapipe(vulkan_built):
+    vulkan_project = vulkan_built
     root = vulkan_project.root
     assert run_module(root / "build/vulkan/plain.vmfb", "vulkan", "main", INPUTS) == \
         "5xf32=11 42 93 164 255"
@@ -85,8 +97,8 @@ def test_substituted_shader_computes_on_lavapipe(vulkan_project):
         "4xf32=72 72 72 72"
 
 
-def test_editing_an_include_rebuilds_only_its_dependants(vulkan_project):
-    vulkan_project.scons()
+def test_editing_an_include_rebuilds_only_its_dependants(vulkan_built):
+    vulkan_project = vulkan_built
     vulkan_project.write("kernels/rowsum.glsl", vulkan_project.read("kernels/rowsum.glsl")
                          .replace('#include "iree_kernels/grid.glsl"', '#define FOR_EACH_INVOCATION(i, n) '
                                   'for (uint i = gl_LocalInvocationID.x; i < (n); i += 64)'))
@@ -143,8 +155,8 @@ def test_compile_error_names_file_and_line(vulkan_project):
     assert not (vulkan_project.root / "build/kernels/ew.spv").exists()
 
 
-def test_prebuilt_spirv_with_the_wrong_entry_point_is_refused(vulkan_project):
-    vulkan_project.scons()
+def test_prebuilt_spirv_with_the_wrong_entry_point_is_refused(vulkan_built):
+    vulkan_project = vulkan_built
     vulkan_project.copy(vulkan_project.root / "build/kernels/ew.spv", "kernels/prebuilt.spv")
     vulkan_project.write("kernels/demo.toml", MANIFEST.replace("kernels/ew.glsl", "kernels/prebuilt.spv"))
     build = vulkan_project.scons(expect_ok=False)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import REPO, run_module
+from conftest import REPO, Project, made_once, run_module
 from iree_kernels.check import runtime
 from iree_kernels.core import toolchains
 
@@ -52,6 +52,19 @@ INPUTS = [f"{N}xf32=3", f"{N}xf32=1"]
 
 @pytest.fixture
 def wrapped(project):
+    return wrapped_repo(project)
+
+
+@pytest.fixture
+def wrapped_on_llvm_cpu(tmp_path_factory, tmp_path):
+    """wrapped_repo() built for llvm-cpu: built once per run, copied for each test."""
+    def build(folder):
+        wrapped_repo(Project(folder)).scons("IREE_TARGETS=llvm-cpu")
+    return Project.copy_of(made_once(tmp_path_factory, "wrapped-on-llvm-cpu", build),
+                           tmp_path / "repo")
+
+
+def wrapped_repo(project):
     project.copy(REPO / "models/saxpy.mlir", "models/saxpy.mlir")
     project.write("kernels/saxpy.h", "#define SCALE 2.0f\n")
     # x - y * SCALE instead of 2 * x + y: the numbers show the C function ran.
@@ -90,8 +103,8 @@ def test_the_manifests_count_is_the_one_launched(wrapped):
 
 
 @needs_clang
-def test_editing_a_c_header_rebuilds_the_object_and_module(wrapped):
-    wrapped.scons("IREE_TARGETS=llvm-cpu")
+def test_editing_a_c_header_rebuilds_the_object_and_module(wrapped_on_llvm_cpu):
+    wrapped = wrapped_on_llvm_cpu
     wrapped.write("kernels/saxpy.h", "#define SCALE 3.0f\n")
     rebuild = wrapped.scons("IREE_TARGETS=llvm-cpu")
     assert rebuild.ran("CC") == ["kernels/saxpy.c"]
@@ -174,8 +187,8 @@ def test_manifest_errors_of_wrapped_entries(wrapped, edit, message):
 
 
 @needs_clang
-def test_an_unrelated_manifest_edit_recompiles_nothing(wrapped):
-    wrapped.scons("IREE_TARGETS=llvm-cpu")
+def test_an_unrelated_manifest_edit_recompiles_nothing(wrapped_on_llvm_cpu):
+    wrapped = wrapped_on_llvm_cpu
     wrapped.write("kernels/demo.toml", "# a comment moves every line\n\n" + MANIFEST)
     rebuild = wrapped.scons("IREE_TARGETS=llvm-cpu")
     assert rebuild.ran("IREE") == [] and rebuild.ran("CC") == []

@@ -12,14 +12,12 @@ from __future__ import annotations
 import importlib.util
 import shutil
 import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parents[1]))
-from conftest import REPO, SCONS, run_module  # noqa: E402
-from harness import scons  # noqa: E402
-from iree_kernels.check import runtime, verification  # noqa: E402
+from conftest import REPO, SCONS, run_module
+from harness import scons
+from iree_kernels.check import runtime, verification
 from iree_kernels.core import toolchains
 
 RUN_MODULE = toolchains.iree_tool("iree-run-module") or "iree-run-module"

@@ -32,10 +32,9 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parents[1]))
-from conftest import REPO, SCONS  # noqa: E402
-from harness import scons  # noqa: E402
-from iree_kernels.check import benchmarks, runtime, verification  # noqa: E402
+from conftest import REPO, SCONS
+from harness import scons
+from iree_kernels.check import benchmarks, runtime, verification
 from iree_kernels.perf import hotspot_report, hotspots
 from iree_kernels.core import toolchains
 

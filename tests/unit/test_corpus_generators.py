@@ -1,15 +1,10 @@
 """bench/corpus.py: the same seed writes the same bytes; the ONNX models' weights are dense."""
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 import pytest
 
-from harness import REPO
-
-sys.path.insert(0, str(REPO / "bench"))
-import corpus  # noqa: E402
+from bench import corpus
 
 
 def _files(folder):

@@ -93,3 +93,18 @@ def test_the_bindings_warm_up_aside_on_an_executable_this_iree_parses():
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == [
         "True", "['warm_up'] ['warm_up_matmul_8x2048x2048_f32']"]
+
+
+def test_a_process_exiting_right_after_the_warm_up_started_waits_for_it_and_exits_0():
+    # atexit handlers run after the interpreter waits for its non-daemon threads: the handler
+    # sees the bindings imported only where the exit waited for the warm-up. A daemon thread
+    # would still be importing there, or parsing MLIR in C++ while the process ends (SIGABRT).
+    code = ("import atexit, sys; sys.path.insert(0, 'site_scons')\n"
+            "from iree_kernels.ir import executables\n"
+            "atexit.register(lambda: print('iree.compiler.ir' in sys.modules))\n"
+            "executables.import_bindings_aside()\n"
+            "sys.exit(0)")
+    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["True"], result.stderr

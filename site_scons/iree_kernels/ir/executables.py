@@ -137,9 +137,12 @@ def import_bindings_aside() -> None:
     """Start importing the MLIR bindings (0.1-0.4 s) and parsing a small executable (a process's
     first parse costs another 0.1-0.15 s) on a thread of their own, for a step that reads
     executables once the tool run it waits on has ended. A later import of the bindings waits
-    for this one (Python's import lock) and no longer; one that failed here is tried again there."""
+    for this one (Python's import lock) and no longer; one that failed here is tried again there.
+
+    Not a daemon thread: a process that exits meanwhile (a fast failure) waits for it, as one
+    whose interpreter shut down under C++ code parsing MLIR could die of SIGABRT."""
     if "iree.compiler.ir" not in sys.modules:
-        threading.Thread(target=_warm_up, name="warm-up-mlir-bindings", daemon=True).start()
+        threading.Thread(target=_warm_up, name="warm-up-mlir-bindings", daemon=False).start()
 
 
 def _warm_up() -> None:
