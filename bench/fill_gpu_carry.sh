@@ -6,14 +6,18 @@
 # 2 cores), scons, zstd, glslangValidator and spirv-val (Debian's, unpacked aside), iree-run-module
 # and iree-benchmark-module, and the models named, as bench/dense_resources.py's blobs.
 # --without-compiler: for the GPU tests, which compile nothing there (pre-built here).
+# --without-benchmark: no iree-benchmark-module (the hotspots tests need it), where the carry
+# (64 MiB with the working tree) would not fit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 models=onnx_resnet50,torch_layers
 compiler=yes
+benchmark=yes
 while (($#)); do
   case $1 in
     --models) models=$2; shift 2 ;;
     --without-compiler) compiler=no; shift ;;
+    --without-benchmark) benchmark=no; shift ;;
     *) echo "fill_gpu_carry: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -39,7 +43,8 @@ fi
 for deb in "$work"/debs/*.deb; do dpkg -x "$deb" "$work/debs/root"; done
 cp "$work/debs/root/usr/bin/glslangValidator" "$work/debs/root/usr/bin/spirv-val" "$work/tools/bin/"
 runtime=$("$python" -c 'import iree._runtime_libs as r, os; print(os.path.dirname(r.__file__))')
-cp "$runtime/iree-run-module" "$runtime/iree-benchmark-module" "$work/tools/bin/"
+cp "$runtime/iree-run-module" "$work/tools/bin/"
+[[ $benchmark == yes ]] && cp "$runtime/iree-benchmark-module" "$work/tools/bin/"
 IFS=, read -ra names <<< "$models"
 for name in "${names[@]}"; do
   [[ -n $name ]] || continue
@@ -54,5 +59,7 @@ for name in "${names[@]}"; do
   "$python" bench/dense_resources.py strip "$model" "$work/tools/models/$name.blobs"
 done
 tar cf - -C "$work/tools" . | zstd -q -19 > .perf/tools.tar.zst
-cp "$(command -v zstd)" .perf/zstd
+"$python" -c 'import lzma, shutil, sys; shutil.copyfileobj(open(sys.argv[1], "rb"), lzma.open(sys.argv[2], "wb", preset=9))' \
+  "$(command -v zstd)" .perf/zstd.xz
+rm -f .perf/zstd
 du -sh .perf/* | sed 's/^/fill_gpu_carry: /'

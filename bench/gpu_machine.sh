@@ -16,11 +16,13 @@
 #   and spirv-val from Debian's glslang-tools and spirv-tools, statically linked; iree-run-module
 #   and iree-benchmark-module from .venv/lib/python3.11/site-packages/iree/_runtime_libs/) and
 #   models/ (models imported here: <name>.mlir, or for dense weights <name>.blobs written by
-#   bench/dense_resources.py strip, refilled there); copy /usr/bin/zstd to .perf/.
+#   bench/dense_resources.py strip, refilled there); xz /usr/bin/zstd into .perf/zstd.xz.
 set -euo pipefail
 carried=$PWD/.perf
 mkdir -p /tmp/site /tmp/bin /tmp/tools
-cp "$carried/zstd" /tmp/bin/
+python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' \
+  "$carried/zstd.xz" /tmp/bin/zstd          # xz: Python reads it, and it is a third of zstd's size
+chmod +x /tmp/bin/zstd
 export PATH=/tmp/bin:$PATH
 zstd -dc "$carried/tools.tar.zst" | tar x -C /tmp/tools
 zstd -dc "$carried/scons.tar.zst" | tar x -C /tmp/site
