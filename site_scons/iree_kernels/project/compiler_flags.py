@@ -46,7 +46,7 @@ def refused_flag(flag: str) -> str | None:
     """Why a manifest may not pass ``flag`` to iree-compile; None where it may."""
     match = _FLAG_RE.match(flag)
     if not match:
-        return "is not a flag ('--name' or '--name=value')"
+        return None             # no option of iree-compile's: the check of options names it
     name, value = match.group(1), (match.group(2) or "=")[1:]
     if not name.startswith(("iree-", "mlir-")):
         return ("is not one of IREE's or MLIR's flags (--iree-*, --mlir-*): the LLVM flags "
