@@ -74,3 +74,13 @@ def test_an_older_build_s_folder_without_the_marker_is_taken_as_the_build_s(proj
     assert project.scons(CPU, "--question").ok
     project.scons(CPU, "-c")
     assert not (project.root / "build").exists()
+
+
+def test_a_folder_holding_another_builds_folder_is_taken_and_clean_leaves_that_one(project):
+    _elementwise(project)
+    project.scons(CPU, "BUILD_DIR=build/archs")          # a nested build, made first
+    project.scons(CPU)
+    assert (project.root / "build/llvm-cpu").is_dir()
+    project.scons(CPU, "-c")
+    assert sorted(p.name for p in (project.root / "build").iterdir()) == ["archs"]
+    assert (project.root / "build/archs/.iree-kernels-build").is_file()

@@ -40,7 +40,8 @@ def claim_build_folder(folder: str, named: str, write: bool = True) -> None:
         entries = []
     except OSError as e:
         fail(f"BUILD_DIR={named}: cannot read the folder: {e.strerror}")
-    foreign = [name for name in entries if not written_by_a_build(name)]
+    foreign = [name for name in entries if not written_by_a_build(name)
+               and not os.path.isfile(os.path.join(folder, name, MARKER))]   # a nested build
     if foreign:
         shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3
                                           else "")
