@@ -76,3 +76,29 @@ def test_expected_names_what_it_cannot_do(project):
     project.write("kernels/m.toml", MANIFEST)
     unknown = project.scons("expected", "EXPECTED=rez", expect_ok=False)
     assert "no model 'rez' (did you mean 'res'?)" in unknown.stdout
+
+
+def test_expected_never_replaces_a_users_npy_and_writes_nothing_then(project):
+    project.write("models/res.mlir", MODEL)
+    project.write("kernels/m.toml", MANIFEST)
+    mine = project.write("models/res/main.output0.npy", "mine")
+    run = project.scons("expected", expect_ok=False)
+    assert run.returncode == 2
+    assert "models/res/main.output0.npy exists already; move it away to write it again" in run.output
+    assert mine.read_text() == "mine"
+    assert sorted(p.name for p in mine.parent.iterdir()) == ["main.output0.npy"]
+    assert not (project.root / "models/res.expected.toml").exists()
+
+
+def test_expected_never_writes_through_a_linked_model_folder(project, tmp_path):
+    project.write("models/res.mlir", MODEL)
+    project.write("kernels/m.toml", MANIFEST)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (project.root / "models/res").symlink_to(outside)
+    run = project.scons("expected", expect_ok=False)
+    assert run.returncode == 2
+    assert ("models/res is a symbolic link; 'scons expected' writes only into folders of the "
+            "repository, never through a link") in run.output
+    assert list(outside.iterdir()) == []
+    assert not (project.root / "models/res.expected.toml").exists()

@@ -47,3 +47,26 @@ def test_init_refuses_to_overwrite_and_then_writes_nothing(tmp_path, capsys):
     assert (tmp_path / ".gitignore").read_text() == "mine\n"
     assert main(["init", str(tmp_path)]) == 1
     assert capsys.readouterr().err.count("\n") == 1
+
+
+@pytest.mark.parametrize("name", [".gitignore", "kernels/kernels.toml", "SConstruct"])
+def test_init_never_writes_through_a_dangling_link(tmp_path, name):
+    outside = tmp_path / "outside.txt"
+    root = tmp_path / "repo"
+    (root / name).parent.mkdir(parents=True, exist_ok=True)
+    (root / name).symlink_to(outside)
+    with pytest.raises(UserError, match=re.escape(f"{name}: is a symbolic link")):
+        init(root)
+    assert not outside.exists()
+    assert (root / name).is_symlink()
+
+
+def test_init_never_writes_into_a_linked_kernels_folder(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "kernels").symlink_to(outside)
+    with pytest.raises(UserError, match="kernels: is a symbolic link"):
+        init(root)
+    assert list(outside.iterdir()) == []

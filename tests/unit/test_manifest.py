@@ -346,3 +346,38 @@ def test_a_derived_kernel_is_a_selector_and_pipelines_given_or_read_from_a_file(
 def test_a_bad_derived_kernel_is_one_line_naming_the_entry(repo, edit, expected):
     message = error(repo, DERIVED + edit + "\n")
     assert expected in message and "\n" not in message
+
+
+@pytest.mark.parametrize("flag, why", [
+    ('--iree-hal-preprocess-executables-with=sh -c "id"',
+     "'--iree-hal-preprocess-executables-with' can run a program, load a plugin, or read or "
+     "write a file the build does not track"),
+    ("--iree-hal-dump-executable-sources-to=/outside",
+     "'--iree-hal-dump-executable-sources-to' can run a program"),
+    ("--iree-codegen-transform-dialect-library=/etc/passwd",
+     "'--iree-codegen-transform-dialect-library' names '/etc/passwd', outside the repository"),
+])
+def test_a_model_option_that_runs_a_program_or_names_a_path_is_refused_at_its_line(repo, flag, why):
+    text = GOOD.replace('"--iree-opt-level=O1"', f"'{flag}'")         # a TOML literal string
+    with pytest.raises(UserError) as e:
+        load(repo, text)
+    assert str(e.value).startswith("kernels/demo.toml:4: models.mlp: field 'options': "
+                                   f"options.vulkan: {why}"), str(e.value)
+
+
+@pytest.mark.parametrize("pipeline, why", [
+    ('builtin.module(hal.executable(iree-hal-preprocess-executables-with-tool{command={sh -c id}}))',
+     "the pipeline uses the pass 'iree-hal-preprocess-executables-with-tool', which can run a "
+     "program or read or write a file"),
+    ("builtin.module(hal.executable(iree-hal-dump-executable-sources{path=/outside}))",
+     "the pipeline uses the pass 'iree-hal-dump-executable-sources'"),
+    ("builtin.module(iree-transform-dialect-interpreter{library-file-name=/etc/passwd})",
+     "the pipeline uses the pass 'iree-transform-dialect-interpreter'"),
+])
+def test_a_derived_kernels_pipeline_that_runs_a_program_or_names_a_path_is_refused(repo, pipeline,
+                                                                                      why):
+    text = (GOOD + '\n[[substitutions]]\nmodel = "mlp"\ntarget = "vulkan"\n'
+            f"executable = \"main$async_dispatch_1\"\npasses = '{pipeline}'\n")
+    with pytest.raises(UserError) as e:
+        load(repo, text)
+    assert "field 'passes': " + why in str(e.value), str(e.value)

@@ -53,3 +53,72 @@ def test_a_pt2_imports_to_main_with_its_weights(tmp_path):
     assert "func.func @main(%arg0: !torch.vtensor<[2,4],f32>)" in text
     assert "dense_resource<" in text and "{-#\n  dialect_resources: {" in text
     assert str(tmp_path) not in text
+
+
+class _Payload:
+    """A pickle that runs a command when loaded: what a hostile .pt2 carries."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        import os
+        return os.system, (f"touch {self.marker}",)
+
+
+def _hostile_pt2(tmp_path, replace):
+    """A real .pt2 of a small network, with the members ``replace(names, marker)`` returns replaced."""
+    import json
+    import pickle
+    import zipfile
+    torch = pytest.importorskip("torch")
+    model = torch.nn.Linear(4, 3)
+    plain = tmp_path / "plain.pt2"
+    torch.export.save(torch.export.export(model, (torch.zeros(2, 4),)), plain)
+    marker = tmp_path / "code-ran"
+    payload = pickle.dumps(_Payload(marker))
+    hostile = tmp_path / "net.pt2"
+    with zipfile.ZipFile(plain) as source, zipfile.ZipFile(hostile, "w") as out:
+        members = {name: source.read(name) for name in source.namelist()}
+        for name, data in replace(members, payload, json).items():
+            out.writestr(name, data)
+    return hostile, marker
+
+
+def _pickled_weight(members, payload, json):
+    config_name = next(n for n in members if n.endswith("model_weights_config.json"))
+    config = json.loads(members[config_name])
+    entry = next(iter(config["config"].values()))
+    entry["use_pickle"] = True
+    weight = config_name.rsplit("/", 1)[0] + "/" + entry["path_name"]
+    return {**members, config_name: json.dumps(config).encode(), weight: payload}
+
+
+def _pickled_sample_inputs(members, payload, json):
+    name = next(n for n in members if "/sample_inputs/" in n)
+    return {**members, name: payload}
+
+
+def _opaque_constant(members, payload, json):
+    from torch.export.pt2_archive.constants import OPAQUE_OBJ_FILENAME_PREFIX
+    config_name = next(n for n in members if n.endswith("model_constants_config.json"))
+    path_name = f"{OPAQUE_OBJ_FILENAME_PREFIX}0"
+    config = {"config": {"hostile": {"path_name": path_name, "is_param": False,
+                                     "use_pickle": True, "tensor_meta": None}}}
+    folder = config_name.rsplit("/", 1)[0]
+    return {**members, config_name: json.dumps(config).encode(), f"{folder}/{path_name}": payload}
+
+
+@pytest.mark.parametrize("replace, why", [
+    (_pickled_weight, "Unsupported operand 149"),          # torch's restricted unpickler's words
+    (_pickled_sample_inputs, "Unsupported operand 149"),
+    (_opaque_constant, "an object that is not a tensor"),
+], ids=["a weight", "the sample inputs", "an opaque constant"])
+def test_a_pt2_whose_pickle_runs_code_is_refused_and_nothing_runs(tmp_path, replace, why):
+    hostile, marker = _hostile_pt2(tmp_path, replace)
+    status, reason = _import(hostile, "-o", tmp_path / "net.mlir")
+    assert not marker.exists()
+    assert status == 1
+    assert reason == ("refused: the .pt2 holds a pickle that is not plain tensor data "
+                      f"(a pickle can run code): {why}")
+    assert not (tmp_path / "net.mlir").exists()

@@ -13,6 +13,7 @@ choose: write the case by hand).
 from __future__ import annotations
 
 import io
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +22,7 @@ import numpy as np
 
 from iree_kernels.core import processes, toolchains
 from iree_kernels.core.errors import UserError
-from iree_kernels.core.files import write_atomically
+from iree_kernels.core.files import link_on_the_way, scratch_folder, write_atomically, write_new
 from iree_kernels.core.render import render
 
 SEED = 16
@@ -105,26 +106,46 @@ def write(vmfb: str, run_module: str, root: Path, expected: str, source: str,
     folder = expected.removesuffix(".expected.toml")
     generator = np.random.default_rng(seed)
     cases, warnings = [], []
-    for function, signature in signatures(vmfb).items():
-        inputs = []
-        for n, tensor in enumerate(signature.inputs):
-            path = f"{folder}/{function}.input{n}.npy"
-            _save(root / path, seeded_input(tensor, generator))
-            inputs.append(path)
-        outputs = [f"{folder}/{function}.output{n}.npy" for n in range(signature.results)]
-        _run(run_module, vmfb, function, inputs, outputs, root, timeouts)
-        for path in outputs:
-            values = np.load(root / path)
-            if values.size > 1 and np.all(values == values.flat[0]):
-                warnings.append(f"every element of {path} is {values.flat[0]}: whatever a kernel "
-                                "computes may give that (a final softmax over splat weights?); "
-                                "check the model's logits instead")
-        cases.append(Case(function, tuple(inputs), tuple(outputs)))
-    if not cases:
-        raise UserError(f"{vmfb} exports no function to run")
-    text = render("expected.toml.j2", cases=cases, seed=seed, source=source, **TOLERANCE)
-    write_atomically(root / expected, text)
+    with scratch_folder(Path(vmfb).parent, "expected") as scratch:
+        for function, signature in signatures(vmfb).items():
+            inputs = [f"{folder}/{function}.input{n}.npy" for n in range(len(signature.inputs))]
+            outputs = [f"{folder}/{function}.output{n}.npy" for n in range(signature.results)]
+            _refuse_to_replace(root, inputs + outputs)
+            for path, tensor in zip(inputs, signature.inputs):
+                _save(Path(scratch, path), seeded_input(tensor, generator))
+            _run(run_module, vmfb, function, inputs, outputs, Path(scratch), timeouts)
+            for path in outputs:
+                values = np.load(Path(scratch, path))
+                if values.size > 1 and np.all(values == values.flat[0]):
+                    warnings.append(f"every element of {path} is {values.flat[0]}: whatever a "
+                                    "kernel computes may give that (a final softmax over splat "
+                                    "weights?); check the model's logits instead")
+            cases.append(Case(function, tuple(inputs), tuple(outputs)))
+        if not cases:
+            raise UserError(f"{vmfb} exports no function to run")
+        _refuse_to_replace(root, [expected])
+        written = [path for case in cases for path in (*case.inputs, *case.outputs)]
+        text = render("expected.toml.j2", cases=cases, seed=seed, source=source, **TOLERANCE)
+        for path in [*written, expected]:            # the manifest of the case last
+            _refuse_to_replace(root, [path])
+            (root / path).parent.mkdir(parents=True, exist_ok=True)
+            content = text if path == expected else Path(scratch, path).read_bytes()
+            try:
+                write_new(root / path, content)
+            except FileExistsError:
+                raise UserError(f"{path} exists already; move it away to write it again") from None
     return warnings
+
+
+def _refuse_to_replace(root: Path, paths: list[str]) -> None:
+    """'scons expected' writes new files only, never through a link."""
+    for path in paths:
+        linked = link_on_the_way(root, path)
+        if linked:
+            raise UserError(f"{linked} is a symbolic link; 'scons expected' writes only into "
+                            "folders of the repository, never through a link")
+        if os.path.lexists(root / path):
+            raise UserError(f"{path} exists already; move it away to write it again")
 
 
 def _run(run_module: str, vmfb: str, function: str, inputs: list[str], outputs: list[str],
@@ -132,6 +153,8 @@ def _run(run_module: str, vmfb: str, function: str, inputs: list[str], outputs: 
     argv = [toolchains.real_program(run_module), f"--module={vmfb}", "--device=local-sync",
             f"--function={function}", *(f"--input=@{root / p}" for p in inputs),
             *(f"--output=@{root / p}" for p in outputs)]
+    for path in outputs:
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
     limit = (timeouts or toolchains.default_timeouts()).of("RUN_TIMEOUT")
     try:
         result = processes.run(argv, limit=limit)

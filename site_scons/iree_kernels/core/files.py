@@ -124,6 +124,31 @@ def put_in_place(temporary: str, path: str | os.PathLike) -> None:
         raise
 
 
+def write_new(path: str | os.PathLike, content: str | bytes, mode: int = 0o666) -> None:
+    """Write ``content`` to ``path``, which must not exist, not even as a dangling link
+    (FileExistsError: what is there is kept). Staged beside it, so never half-written."""
+    fd, temporary = _create_beside(path, mode)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(content.encode("utf-8") if isinstance(content, str) else content)
+        os.link(temporary, path, follow_symlinks=False)
+    finally:
+        remove_quietly(temporary)
+
+
+def link_on_the_way(root: str | os.PathLike, relative: str) -> str | None:
+    """The first folder of ``relative`` (under ``root``) that is a symbolic link, or None."""
+    parts = [part for part in relative.split("/") if part][:-1]
+    for n in range(1, len(parts) + 1):
+        folder = os.path.join(*parts[:n])
+        try:
+            if stat.S_ISLNK(os.lstat(os.path.join(root, folder)).st_mode):
+                return folder
+        except FileNotFoundError:
+            return None
+    return None
+
+
 def open_regular(path: str | os.PathLike):
     """``path`` opened for reading (binary) if it is a regular file; a link is not followed."""
     try:

@@ -5,12 +5,46 @@ What the build's torch importer runs (site_scons/site_tools/torch_import.py):
 iree-turbine's ``aot.export(...).save_mlir`` writes it, weights included (a
 ``dense_resource`` section); the function is ``@main``. Each failure ends
 with one line saying what went wrong, which the build reports.
+
+A ``.pt2`` is data: torch.export.load unpickles weights, constants and sample
+inputs where the archive asks for it, and a pickle can run any code. Here every
+unpickling builds tensors only (``torch.load(weights_only=True)``), and the
+archive's other pickles (opaque and TorchScript objects) are refused.
 """
+import contextlib
+import pickle
 import sys
 
 INSTALL = ("the .pt2 importer needs torch and iree-turbine beside iree-base-compiler "
            "(pip install torch==2.13.0 iree-turbine==3.9.0, or iree-kernels[torch]; "
            "./setup.sh installs them)")
+
+
+REFUSED = "refused: the .pt2 holds a pickle that is not plain tensor data (a pickle can run code)"
+
+
+class RefusedPickle(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def tensors_only(torch):
+    """While it lasts, torch.load builds tensors only and no other unpickler runs."""
+    def refuse(*args, **kwargs):
+        raise RefusedPickle("an object that is not a tensor")
+
+    load = torch.load
+
+    def load_tensors(f, *args, weights_only=None, **kwargs):
+        return load(f, *args, weights_only=True, **kwargs)
+
+    saved = (torch.load, torch._C._pickle_load_obj, pickle.loads, pickle.load)
+    torch.load, torch._C._pickle_load_obj, pickle.loads, pickle.load = (
+        load_tensors, refuse, refuse, refuse)
+    try:
+        yield
+    finally:
+        torch.load, torch._C._pickle_load_obj, pickle.loads, pickle.load = saved
 
 
 def main(argv: list[str]) -> int:
@@ -25,10 +59,19 @@ def main(argv: list[str]) -> int:
         print(f"{e}; {INSTALL}")
         return 1
     try:
-        program = torch.export.load(source)
+        with tensors_only(torch):
+            program = torch.export.load(source)
+    except RefusedPickle as e:
+        print(f"{REFUSED}: {e}")
+        return 1
     except Exception as e:          # a zip of something else, a pickle, a truncated file
         message = " ".join(str(e).split())[:300]
-        print(f"not a .pt2 program that torch.export.save wrote ({type(e).__name__}: {message})")
+        if isinstance(e, pickle.UnpicklingError) and "weights_only" in message:
+            why = " ".join(str(e).split()).partition("WeightsUnpickler error: ")[2]
+            why = why.partition(" was not")[0].partition(" Check the documentation")[0][:200]
+            print(f"{REFUSED}: {why or 'not a tensor'}")
+        else:
+            print(f"not a .pt2 program that torch.export.save wrote ({type(e).__name__}: {message})")
         return 1
     aot.export(program).save_mlir(out)
     return 0

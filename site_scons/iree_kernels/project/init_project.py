@@ -7,9 +7,11 @@ then writes nothing. Not for: adding models or kernels (``scons scaffold``).
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from iree_kernels.core.errors import UserError
+from iree_kernels.core.files import write_new
 
 TEMPLATES = Path(__file__).parents[1] / "templates" / "init"
 # The file written -> its template in templates/init/ (".gitignore" would be read by git there).
@@ -22,9 +24,17 @@ FOLDERS = ("kernels", "models")
 
 
 def init(root: Path) -> list[Path]:
-    """Write the starting files into ``root`` (made if missing); the paths written."""
+    """Write the starting files into ``root`` (made if missing); the paths written.
+
+    Nothing is written through a link, even a dangling one, nor over any file.
+    """
     root = Path(root)
-    existing = [name for name in FILES if (root / name).exists()]
+    for name in (*FOLDERS, *FILES):
+        path = root / name
+        if path.is_symlink():
+            raise UserError(f"{path}: is a symbolic link; init writes only into the folder "
+                            "itself (nothing was written)")
+    existing = [name for name in FILES if os.path.lexists(root / name)]
     if existing:
         raise UserError(f"{root / existing[0]}: exists; init writes only into a folder "
                             "without " + ", ".join(FILES) + " (nothing was written)")
@@ -32,6 +42,9 @@ def init(root: Path) -> list[Path]:
         (root / folder).mkdir(parents=True, exist_ok=True)
     written = []
     for name, template in FILES.items():
-        (root / name).write_text((TEMPLATES / template).read_text())
+        try:
+            write_new(root / name, (TEMPLATES / template).read_text())
+        except FileExistsError:
+            raise UserError(f"{root / name}: exists; init writes no file over another") from None
         written.append(root / name)
     return written

@@ -16,6 +16,7 @@ from iree_kernels.core import toml_files, toml_lines
 from iree_kernels.core.errors import UserError, closest, control_character, shown
 from iree_kernels.core.toml_lines import line_of_field
 from iree_kernels.ir.targets import DEFAULT_TARGETS, TARGETS
+from iree_kernels.project.compiler_flags import refused_flag
 from iree_kernels.project.fields import check_keys, field_error, path_field
 from iree_kernels.project.kernel_objects import check_object_search_paths
 from iree_kernels.project.outputs import check_outputs
@@ -114,6 +115,11 @@ def _model(project: Project, name: str, entry, origin: Origin, text: str) -> Mod
             if bad:
                 raise field_error(origin, text, "options", f"options.{t}: flag "
                                   f"'{shown(flag)}' contains the control character {bad!r}")
+            refused = refused_flag(flag)
+            if refused:
+                name = flag.partition("=")[0]
+                raise field_error(origin, text, "options", f"options.{t}: '{shown(name)}' "
+                                  f"{refused}")
     expected = path_field(project, entry, "expected", origin, text, suffixes=(".toml",))
     default = Path(source).with_suffix(".expected.toml").as_posix()
     if expected is None:

@@ -17,6 +17,7 @@ from iree_kernels.core.files import read_text
 from iree_kernels.core.toml_lines import line_of_field
 from iree_kernels.ir.workgroups import ExpressionError, count_region
 from iree_kernels.kinds.registry import KERNEL_KINDS, MODES, KernelKind, kernel_kind, kind_fields
+from iree_kernels.project.compiler_flags import refused_pipeline
 from iree_kernels.project.fields import check_keys, field_error, path_field
 from iree_kernels.project.kernel_objects import check_object_paths
 from iree_kernels.project.records import SELECTOR_KEYS, Origin, Project, Substitution
@@ -140,6 +141,9 @@ def _derived(project: Project, entry: dict, values: dict, origin: Origin,
                               "pass pipeline: expected an anchor and its passes, such as "
                               "builtin.module(hal.executable(hal.executable.variant("
                               "builtin.module(func.func(canonicalize,cse)))))")
+        refused = refused_pipeline(pipeline)
+        if refused:
+            raise field_error(origin, text, "passes", f"{where}the pipeline {refused}")
     for key in TOLERANCE_KEYS:
         if problem := tolerance_error(key, entry.get(key)):
             raise field_error(origin, text, key, problem)

@@ -1,4 +1,5 @@
-"""The build folder around a build: locked while scons runs, leftovers removed, ``scons -c`` removing it whole.
+"""The build folder around a build: claimed and locked while scons runs, leftovers removed, ``scons -c``
+removing what a build wrote there.
 
 Not for: the lock itself (``lock``), what goes in the folder (the tools).
 """
@@ -13,7 +14,8 @@ import SCons.Script
 from iree_kernels.core import toolchains
 from iree_kernels.core.files import remove_leftovers
 from iree_kernels.core.tool_versions import FILE as VERSIONS_FILE, VersionRecord
-from iree_kernels.scons.lock import lock_build_folder
+from iree_kernels.scons.lock import (MARKER, claim_build_folder, lock_build_folder,
+                                     written_by_a_build)
 
 
 def lock(env, build) -> None:
@@ -21,6 +23,7 @@ def lock(env, build) -> None:
     looking = any(SCons.Script.GetOption(o) for o in ("no_exec", "question", "help"))
     if looking and not build.exists():
         return
+    claim_build_folder(build.abspath, env["BUILD_DIR"], write=not looking)
     lock_build_folder(build.abspath, toolchains.seconds(env["LOCK_WAIT"]) or 0)
     toolchains.keep_versions(VersionRecord(Path(build.abspath, VERSIONS_FILE), not looking))
     if not looking:
@@ -28,13 +31,16 @@ def lock(env, build) -> None:
 
 
 def declare_clean(env, build, root: Path) -> None:
-    """``scons -c``: the build folder goes whole (dumps, work folders, the codegen cache in it,
-    the lock); cleaning named targets leaves no empty folder behind."""
+    """``scons -c``: what a build writes at the top of the build folder goes whole (dumps, work
+    folders, the codegen cache in it, the lock), where the folder bears the build's marker;
+    anything else in it stays. Cleaning named targets leaves no empty folder behind."""
     SCons.Script.Default(build)
     folder = Path(build.get_abspath())
-    if not folder.is_relative_to(root) or folder == root:
-        return                          # BUILD_DIR outside the repository: only what was built
-    env.Clean(build, build)
+    if not folder.is_relative_to(root) or folder == root or not (folder / MARKER).is_file():
+        return                          # not a folder the build made: only what was built
+    entries = sorted(os.listdir(folder))
+    written = [name for name in entries if written_by_a_build(name)]
+    env.Clean(build, build if written == entries else [build.Entry(name) for name in written])
     if not SCons.Script.GetOption("no_exec"):
         atexit.register(remove_empty_folders, folder)
 

@@ -1,14 +1,59 @@
-"""One scons at a time in a checkout: the build folder's lock file."""
+"""The build folder: its marker (the build made it) and its lock (one scons at a time in a checkout)."""
 from __future__ import annotations
 
 import errno
 import fcntl
 import os
+import re
 import stat
 import time
 
-from iree_kernels.core.files import kind_of
+from iree_kernels.core.files import kind_of, write_atomically
 from iree_kernels.scons.reporting import fail
+
+# Written into the build folder by the build that made it: 'scons -c' removes a folder only
+# where it is, and then only what a build writes there.
+MARKER = ".iree-kernels-build"
+_MARKER_TEXT = ("This folder is written by the iree-kernels build (BUILD_DIR); 'scons -c' "
+                "removes what the build wrote in it.\n")
+# The names a build writes at the top of its folder (targets' folders: llvm-cpu, cuda-sm_80, ...).
+_WRITTEN = re.compile(r"^(\.scons-lock|\.tool-versions\.json|\.tmp-\d+-.*|llvm-cpu|vulkan|"
+                      r"cuda(-[A-Za-z0-9_]+)?|hip(-[A-Za-z0-9_]+)?|kernels|models|release|bench|"
+                      r"codegen-cache|" + re.escape(MARKER) + r")$")
+
+
+def written_by_a_build(name: str) -> bool:
+    """Whether a build writes an entry of this name at the top of its folder."""
+    return bool(_WRITTEN.match(name))
+
+
+def claim_build_folder(folder: str, named: str, write: bool = True) -> None:
+    """``folder`` (BUILD_DIR=``named``) is one the build made, or new, or empty: marked as the
+    build's (unless not ``write``: a dry run). A folder holding what no build writes, and
+    no marker, is refused: 'scons -c' would remove it."""
+    if os.path.isfile(os.path.join(folder, MARKER)) and not os.path.islink(
+            os.path.join(folder, MARKER)):
+        return
+    try:
+        entries = sorted(os.listdir(folder))
+    except FileNotFoundError:
+        entries = []
+    except OSError as e:
+        fail(f"BUILD_DIR={named}: cannot read the folder: {e.strerror}")
+    foreign = [name for name in entries if not written_by_a_build(name)
+               and not os.path.isfile(os.path.join(folder, name, MARKER))]   # a nested build
+    if foreign:
+        shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3
+                                          else "")
+        fail(f"BUILD_DIR={named}: the folder holds what the build did not write ({shown}) and "
+             f"no {MARKER} marker; the build writes only into a folder it made: name a new or "
+             "empty one")
+    if write:
+        try:
+            os.makedirs(folder, exist_ok=True)
+            write_atomically(os.path.join(folder, MARKER), _MARKER_TEXT)
+        except OSError as e:
+            fail(f"BUILD_DIR={named}: cannot write {os.path.join(folder, MARKER)}: {e.strerror}")
 
 _held_locks: list[int] = []
 

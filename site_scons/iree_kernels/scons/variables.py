@@ -79,6 +79,9 @@ def _check_build_dir(value: str) -> None:
     if normal in ("", ".") or normal.split(os.sep)[0] == "..":
         fail(f"BUILD_DIR={value!r}: not a folder inside the repository; give one relative to "
              "its root, e.g. build")
+    if ".git" in normal.lower().split(os.sep):
+        fail(f"BUILD_DIR={value}: inside the repository's .git folder, which holds its history; "
+             "give another folder, e.g. build")
 
 
 def _variable(setting: Setting) -> tuple:

@@ -1,0 +1,86 @@
+"""The build folder is the build's: it writes only into a folder it made, and 'scons -c'
+removes only what a build writes there."""
+from __future__ import annotations
+
+import subprocess
+
+from conftest import REPO
+
+ELEMENTWISE = """\
+[models.elementwise]
+source = "models/elementwise.mlir"
+targets = ["llvm-cpu"]
+"""
+CPU = "IREE_TARGETS=llvm-cpu"
+
+
+def _elementwise(project):
+    project.copy(REPO / "models/elementwise.mlir", "models/elementwise.mlir")
+    project.write("kernels/k.toml", ELEMENTWISE)
+    return project
+
+
+def _one_line_refusal(run, start: str) -> None:
+    assert run.returncode == 2, run.output
+    assert run.output.strip().startswith(f"scons: *** {start}"), run.output
+    assert len(run.output.strip().splitlines()) == 1 and "Traceback" not in run.output
+
+
+def test_clean_with_build_dir_in_git_is_refused_and_git_keeps_its_history(project):
+    _elementwise(project)
+    subprocess.run(["git", "init", "-q", str(project.root)], check=True, timeout=60)
+    head = (project.root / ".git" / "HEAD").read_text()
+    run = project.scons(CPU, "BUILD_DIR=.git", "-c", expect_ok=False)
+    _one_line_refusal(run, "BUILD_DIR=.git: inside the repository's .git folder")
+    assert (project.root / ".git" / "HEAD").read_text() == head
+    run = project.scons(CPU, "BUILD_DIR=.git/objects/x", expect_ok=False)
+    _one_line_refusal(run, "BUILD_DIR=.git/objects/x: inside the repository's .git folder")
+
+
+def test_clean_of_a_folder_the_build_never_made_is_refused_and_removes_nothing(project):
+    _elementwise(project)
+    notes = project.write("docs/notes.md", "mine\n")
+    run = project.scons(CPU, "BUILD_DIR=docs", "-c", expect_ok=False)
+    _one_line_refusal(run, "BUILD_DIR=docs: the folder holds what the build did not write "
+                           "(notes.md) and no .iree-kernels-build marker")
+    assert notes.read_text() == "mine\n"
+    assert sorted(p.name for p in notes.parent.iterdir()) == ["notes.md"]
+    run = project.scons(CPU, "BUILD_DIR=docs", expect_ok=False)      # nor does it build there
+    _one_line_refusal(run, "BUILD_DIR=docs: the folder holds what the build did not write")
+
+
+def test_clean_removes_what_the_build_wrote_and_keeps_what_a_user_put_in_its_folder(project):
+    _elementwise(project)
+    project.scons(CPU, "BUILD_DIR=out")
+    out = project.root / "out"
+    assert (out / ".iree-kernels-build").is_file() and (out / "llvm-cpu").is_dir()
+    mine = project.write("out/mine.txt", "mine\n")
+    project.scons(CPU, "BUILD_DIR=out", "-c")
+    assert sorted(p.name for p in out.iterdir()) == ["mine.txt"]
+    assert mine.read_text() == "mine\n"
+
+
+def test_clean_of_a_folder_only_the_build_wrote_removes_it_whole(project):
+    _elementwise(project)
+    project.scons(CPU)
+    project.scons(CPU, "-c")
+    assert not (project.root / "build").exists()
+
+
+def test_an_older_build_s_folder_without_the_marker_is_taken_as_the_build_s(project):
+    _elementwise(project)
+    project.scons(CPU)
+    (project.root / "build" / ".iree-kernels-build").unlink()
+    assert project.scons(CPU, "--question").ok
+    project.scons(CPU, "-c")
+    assert not (project.root / "build").exists()
+
+
+def test_a_folder_holding_another_builds_folder_is_taken_and_clean_leaves_that_one(project):
+    _elementwise(project)
+    project.scons(CPU, "BUILD_DIR=build/archs")          # a nested build, made first
+    project.scons(CPU)
+    assert (project.root / "build/llvm-cpu").is_dir()
+    project.scons(CPU, "-c")
+    assert sorted(p.name for p in (project.root / "build").iterdir()) == ["archs"]
+    assert (project.root / "build/archs/.iree-kernels-build").is_file()
