@@ -23,8 +23,8 @@ import os
 from iree_kernels import KernelKind, register_kind, run
 
 def check(planned, settings, checker, timeouts):
-    run([checker, planned.path, settings["FAKE_LEVEL"]], planned.path, "check the kernel",
-        timeouts)
+    run([checker, planned.path, settings["FAKE_LEVEL"]], file=planned.path,
+        doing="check the kernel", timeouts=timeouts)
 
 register_kind(KernelKind(".fk", "a fake kernel", ("llvm-cpu",), "wrapped", ("wrapped",),
                          compiles_to=".fko", tool="fake_kernel",
