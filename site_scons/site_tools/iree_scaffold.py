@@ -18,8 +18,7 @@ from iree_kernels.ir import executables
 from iree_kernels.project import scaffold
 from iree_kernels.ir import fingerprints
 from iree_kernels.core.errors import UserError
-from iree_kernels.core.files import read_text
-from iree_kernels.core.files import write_atomically
+from iree_kernels.core.files import link_on_the_way, read_text, write_atomically
 from iree_kernels.scons.escaping import escape
 from iree_kernels.scons.module import DeclaredModule
 from iree_kernels.scons.reporting import reporting_user_errors
@@ -64,12 +63,11 @@ def _refuse_links(path: Path, what: str) -> None:
     """UserError where ``path`` (relative to the repo root) leaves the repo or goes through a link."""
     if path.is_absolute() or ".." in path.parts:
         raise UserError(f"{what}: {path} is not a path inside the repository")
-    for depth in range(1, len(path.parts) + 1):
-        prefix = Path(*path.parts[:depth])
-        if prefix.is_symlink():
-            raise UserError(f"{prefix} is a symbolic link; scaffold never writes through one "
-                            f"(writing {path} would follow it, maybe out of the repository): "
-                            "replace it with a folder or file")
+    linked = link_on_the_way(".", path.as_posix(), itself=True)
+    if linked:
+        raise UserError(f"{linked} is a symbolic link; scaffold never writes through one "
+                        f"(writing {path} would follow it, maybe out of the repository): "
+                        "replace it with a folder or file")
 
 
 def declare_scaffold(env, declared: DeclaredModule, listing, *, executable: str, language: str,

@@ -136,9 +136,11 @@ def write_new(path: str | os.PathLike, content: str | bytes, mode: int = 0o666) 
         remove_quietly(temporary)
 
 
-def link_on_the_way(root: str | os.PathLike, relative: str) -> str | None:
-    """The first folder of ``relative`` (under ``root``) that is a symbolic link, or None."""
-    parts = [part for part in relative.split("/") if part][:-1]
+def link_on_the_way(root: str | os.PathLike, relative: str, itself: bool = False) -> str | None:
+    """The first folder of ``relative`` (under ``root``; the file ``itself`` too) that is a
+    symbolic link, or None."""
+    parts = [part for part in relative.split("/") if part]
+    parts = parts if itself else parts[:-1]
     for n in range(1, len(parts) + 1):
         folder = os.path.join(*parts[:n])
         try:
