@@ -77,3 +77,13 @@ def test_a_checker_keys_what_it_checks_but_is_not_named_among_the_makers(tmp_pat
     checked = env.Command(str(tmp_path / "checked"), kernel, "true")[0]
     env.Depends(checked, tool_version("/opt/toolchain/bin/checker", makes=False))
     assert list(versions_reached(checked)) == ["cc-z"]
+
+
+def test_no_tool_is_named_as_an_installed_package():
+    # SCons loads a tool as sys.modules[its name]: a tool named 'triton' stood in for Triton
+    # in the build's process, and torch.export, importing Triton, then failed there.
+    import importlib.metadata
+    packages = importlib.metadata.packages_distributions()
+    tools = {path.stem for path in Path(iree_kernels.tool_path()).glob("*.py")}
+    assert "triton" in packages and "SCons" in packages          # the list is the installed one
+    assert sorted(tools & set(packages)) == []

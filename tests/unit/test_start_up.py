@@ -6,7 +6,7 @@ import sys
 from harness import REPO
 
 TOOLS = ("iree_project", "iree_program", "iree_run", "iree_verify", "iree_expected", "iree_bench",
-         "iree_hotspots", "iree_dump", "iree_release", "iree_substitutions", "triton")
+         "iree_hotspots", "iree_dump", "iree_release", "iree_substitutions", "triton_compile")
 UNTIL_NEEDED = ("numpy", "jinja2", "http.client", "ssl", "importlib.metadata")
 
 

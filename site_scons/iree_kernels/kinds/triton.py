@@ -6,7 +6,7 @@ substitution (``declare``), with the manifest's ``constexprs``, ``num_warps``,
 ``num_stages`` and, on cuda, ``arch`` (``read_fields``); the wrapper launches it
 with the workgroup size Triton's metadata gives. This is the kind: its data
 and hooks. Not for the compile step (``triton_kernels``, its compiler half,
-run by the Python that has Triton) nor for the builders (``site_tools/triton.py``).
+run by the Python that has Triton) nor for the builders (``site_tools/triton_compile.py``).
 """
 from __future__ import annotations
 
@@ -94,7 +94,7 @@ def _skeleton_values(outputs: str) -> dict:
 KINDS = (
     KernelKind(".py", "a Triton kernel", ("cuda", "hip"), "wrapped", ("wrapped",),
                "a Triton kernel launches with its own workgroup size (num_warps): it is "
-               "linked by a generated wrapper (wrapped mode)", ".ptx", tool="triton",
+               "linked by a generated wrapper (wrapped mode)", ".ptx", tool="triton_compile",
                compiles_for=(("hip", ".hsaco"),), declare=declare,
                function=("Python function", "a Triton kernel (.py)"),
                no_workgroup_size="a Triton kernel's workgroup size is num_warps x the warp "
