@@ -17,12 +17,14 @@ The models (``--list``):
                     initializer of its shape, final Softmax removed. Sizes:
                     squeezenet 4.9 MB, shufflenet 5.7, inception_v1 28,
                     densenet121 33, inception_v2 45, resnet50 102.
-  torch_cnn         conv/relu/pool/linear, exported with iree-turbine's
-                    ``save_mlir`` (the ``.mlir`` path of docs/workflows.md)
+  torch_cnn         conv/batch norm/in-place relu/pool/linear, a ``.pt2``
+                    (in-place ops and batch norm reach iree-compile only
+                    decomposed)
   torch_transformer a transformer block (LayerNorm, 4-head attention, GELU
                     MLP), a ``.pt2`` (``torch.export.save``)
   torch_layers      four Linear+ReLU layers of one shape: one executable with
-                    several dispatch sites (``save_mlir``)
+                    several dispatch sites, exported with iree-turbine's
+                    ``save_mlir`` (the ``.mlir`` path of docs/workflows.md)
   torch_dynamic     an MLP whose batch is dynamic, a ``.pt2``; its expected
                     cases have batches 3 and 5
 ``--scale`` multiplies the torch models' widths (weights grow with its square);
@@ -177,8 +179,10 @@ def _torch_modules(scale: float, tokens: int = 16):
             super().__init__()
             a, b = width(16), width(32)
             self.features = nn.Sequential(
-                nn.Conv2d(3, a, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-                nn.Conv2d(a, b, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten())
+                nn.Conv2d(3, a, 3, padding=1), nn.BatchNorm2d(a), nn.ReLU(inplace=True),
+                nn.MaxPool2d(2),
+                nn.Conv2d(a, b, 3, padding=1), nn.ReLU(inplace=True), nn.AdaptiveAvgPool2d(1),
+                nn.Flatten())
             self.classifier = nn.Linear(b, 10)
 
         def forward(self, x):
@@ -230,7 +234,8 @@ def _torch_modules(scale: float, tokens: int = 16):
 
 
 def _seed_weights(module, seed: int) -> int:
-    """Every parameter set to seeded values (numpy's generator, not torch's); their bytes."""
+    """Every parameter and batch norm statistic set to seeded values (numpy's generator, not
+    torch's); their bytes."""
     import torch
     rng = np.random.default_rng(seed)
     total = 0
@@ -240,6 +245,11 @@ def _seed_weights(module, seed: int) -> int:
             role = "scale" if name.endswith("weight") and len(shape) == 1 else "weight"
             parameter.copy_(torch.from_numpy(_weight(rng, shape, role)))
             total += parameter.numel() * parameter.element_size()
+        for name, buffer in sorted(module.named_buffers()):
+            role = name.rpartition("running_")[2]          # batch norm's statistics
+            if role in ("mean", "var"):
+                buffer.copy_(torch.from_numpy(_weight(rng, tuple(buffer.shape), role)))
+                total += buffer.numel() * buffer.element_size()
     return total
 
 
@@ -256,7 +266,7 @@ def write_torch(out: Path, name: str, seed: int, scale: float, tokens: int = 16)
     if name == "torch_dynamic":
         dynamic = {"x": {0: torch.export.Dim("batch", min=1, max=1024)}}
     exported = torch.export.export(module, example, dynamic_shapes=dynamic)
-    if name in ("torch_transformer", "torch_dynamic"):
+    if name in ("torch_cnn", "torch_transformer", "torch_dynamic"):
         source = f"{name}.pt2"
         buffer = io.BytesIO()
         torch.export.save(exported, buffer)

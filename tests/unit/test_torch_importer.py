@@ -55,6 +55,33 @@ def test_a_pt2_imports_to_main_with_its_weights(tmp_path):
     assert str(tmp_path) not in text
 
 
+
+def test_in_place_ops_and_batch_norm_import_decomposed(tmp_path):
+    # aot.export decomposes an nn.Module, not a loaded program: relu_ reached iree-compile as is.
+    torch = pytest.importorskip("torch")
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4),
+                                torch.nn.ReLU(inplace=True)).eval()
+    torch.export.save(torch.export.export(model, (torch.zeros(1, 3, 8, 8),)), tmp_path / "cnn.pt2")
+    assert _import(tmp_path / "cnn.pt2", "-o", tmp_path / "cnn.mlir") == (0, "")
+    text = (tmp_path / "cnn.mlir").read_text()
+    assert "torch.aten.relu " in text and "torch.aten.conv2d " in text
+    assert "relu_" not in text and "batch_norm" not in text
+
+
+def test_what_iree_turbine_cannot_import_is_one_line_naming_it(tmp_path):
+    torch = pytest.importorskip("torch")
+
+    class NoneOut(torch.nn.Module):
+        def forward(self, x):
+            return x + 1, None
+
+    torch.export.save(torch.export.export(NoneOut(), (torch.zeros(2),)), tmp_path / "net.pt2")
+    status, reason = _import(tmp_path / "net.pt2", "-o", tmp_path / "net.mlir")
+    assert (status, reason) == (1, "iree-turbine 3.9.0 cannot import the program "
+                                   "(NotImplementedError: Importing a program with an output "
+                                   "of `None` is not yet implemented.)")
+    assert not (tmp_path / "net.mlir").exists()
+
 class _Payload:
     """A pickle that runs a command when loaded: what a hostile .pt2 carries."""
 

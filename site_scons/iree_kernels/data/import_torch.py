@@ -1,7 +1,8 @@
 """Imports a torch.export program to MLIR for iree-compile:  python import_torch.py MODEL.pt2 -o OUT.mlir
 
 What the build's torch importer runs (site_scons/site_tools/torch_import.py):
-``torch.export.load`` reads the ``.pt2`` that ``torch.export.save`` wrote, and
+``torch.export.load`` reads the ``.pt2`` that ``torch.export.save`` wrote, it is
+decomposed with iree-turbine's table (in-place ops, batch norm), and
 iree-turbine's ``aot.export(...).save_mlir`` writes it, weights included (a
 ``dense_resource`` section); the function is ``@main``. Each failure ends
 with one line saying what went wrong, which the build reports.
@@ -14,6 +15,7 @@ archive's other pickles (opaque and TorchScript objects) are refused.
 import contextlib
 import pickle
 import sys
+import warnings
 
 INSTALL = ("the .pt2 importer needs torch and iree-turbine beside iree-base-compiler "
            "(pip install torch==2.13.0 iree-turbine==3.9.0, or iree-kernels[torch]; "
@@ -55,6 +57,7 @@ def main(argv: list[str]) -> int:
     try:
         import torch
         from iree.turbine import aot
+        from iree.turbine.aot.decompositions import current_aot_decompositions
     except ImportError as e:
         print(f"{e}; {INSTALL}")
         return 1
@@ -65,7 +68,7 @@ def main(argv: list[str]) -> int:
         print(f"{REFUSED}: {e}")
         return 1
     except Exception as e:          # a zip of something else, a pickle, a truncated file
-        message = " ".join(str(e).split())[:300]
+        message = _one_line(e)
         if isinstance(e, pickle.UnpicklingError) and "weights_only" in message:
             why = " ".join(str(e).split()).partition("WeightsUnpickler error: ")[2]
             why = why.partition(" was not")[0].partition(" Check the documentation")[0][:200]
@@ -73,8 +76,28 @@ def main(argv: list[str]) -> int:
         else:
             print(f"not a .pt2 program that torch.export.save wrote ({type(e).__name__}: {message})")
         return 1
-    aot.export(program).save_mlir(out)
+    # aot.export decomposes an nn.Module's program, not a loaded one: in-place ops (relu_),
+    # batch norm's training form and the like reach iree-compile only decomposed.
+    try:
+        with warnings.catch_warnings():     # torch's own deprecations (pytree's LeafSpec)
+            warnings.simplefilter("ignore", FutureWarning)
+            program = program.run_decompositions(current_aot_decompositions())
+        exported = aot.export(program)
+    except Exception as e:          # what iree-turbine cannot import yet (a None output, ...)
+        print(f"iree-turbine {_version()} cannot import the program "
+              f"({type(e).__name__}: {_one_line(e)})")
+        return 1
+    exported.save_mlir(out)
     return 0
+
+
+def _version() -> str:
+    from importlib.metadata import version
+    return version("iree-turbine")
+
+
+def _one_line(error: Exception) -> str:
+    return " ".join(str(error).split())[:300]
 
 
 if __name__ == "__main__":
