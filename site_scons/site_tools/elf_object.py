@@ -10,8 +10,9 @@ relocations IREE's loader refuses, no thread-local storage.
 Variables:
   ELF_CC          clang
   ELF_TARGET      target triple, default x86_64-unknown-unknown-eabi-elf
-  ELF_CFLAGS      default -std=c17 -O2 -ffreestanding -fvisibility=hidden -fno-plt
-                  -fdata-sections -ffunction-sections
+  ELF_CFLAGS      default -std=c17 -O2 -ffreestanding -fPIC -fvisibility=hidden -fno-plt
+                  -fdata-sections -ffunction-sections (-fPIC: iree-lld links a shared
+                  object, and refuses the absolute relocations of a constant table)
   ELF_CPPPATH     include directories (dependencies come from clang's depfile,
                   kernel.o.d, however includes are found)
   ELF_CPPDEFINES  preprocessor definitions
@@ -34,7 +35,7 @@ def generate(env):
     env.SetDefault(
         ELF_CC=program(toolchains.on_path("clang") or "clang"),
         ELF_TARGET="x86_64-unknown-unknown-eabi-elf",
-        ELF_CFLAGS=SCons.Util.CLVar("-std=c17 -O2 -ffreestanding -fvisibility=hidden -fno-plt "
+        ELF_CFLAGS=SCons.Util.CLVar("-std=c17 -O2 -ffreestanding -fPIC -fvisibility=hidden -fno-plt "
                                     "-fdata-sections -ffunction-sections"),
         ELF_CPPPATH=[],
         ELF_CPPDEFINES=[],

@@ -170,3 +170,24 @@ def test_a_dry_run_of_a_clean_checkout_lists_every_step_and_builds_nothing(proje
     assert not (project.root / "build").exists()
     project.scons()
     assert project.scons("-n").stdout.strip().endswith("is up to date.")
+
+
+TABLE_SAXPY = """#include <stddef.h>
+#include <stdint.h>
+static const float SCALE[8] = {2.0f, 3.0f, 5.0f, 7.0f, 11.0f, 13.0f, 17.0f, 19.0f};
+void saxpy(const float *x, const float *y, float *out,
+           uint32_t n_lo, uint32_t n_hi, uint32_t out_n_lo, uint32_t out_n_hi,
+           size_t id_x, size_t id_y, size_t id_z,
+           size_t count_x, size_t count_y, size_t count_z) {
+  size_t n = (size_t)n_lo | (size_t)n_hi << 32;
+  float scale = SCALE[id_y & 7];                   /* a constant table: id_y is 0 */
+  size_t begin = id_x * 1024, end = begin + 1024 < n ? begin + 1024 : n;
+  for (size_t i = begin; i < end; ++i) out[i] = scale * x[i] + y[i];
+}
+"""
+
+
+def test_a_c_kernel_holding_a_constant_table_links(saxpy):
+    # Without -fPIC the table's address is an R_X86_64_32S relocation, which iree-lld refuses.
+    saxpy.write("kernels/cpu/saxpy.c", TABLE_SAXPY)
+    saxpy.scons("check", "IREE_TARGETS=llvm-cpu")
