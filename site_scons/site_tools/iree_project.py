@@ -271,7 +271,7 @@ def _declare_substitution_kernel(env, sub, listing, resolved, here, where,
     [the kernel, its launch metadata], in the module's folder, named after the key, declared
     by its kind (``KernelKind.declare``) with its tool's own builders."""
     kind = kernel_kind(sub.file)
-    source = env.File(f"#{sub.file}")
+    source = env.Dir("#").File(sub.file)
     built = here.File(f"{file_name(sub.key)}{kind.made_suffix(where.target.name)}")
     if missing:
         return [_missing_tool(env, built, source, missing)]
@@ -282,7 +282,7 @@ def _declare_substitution_kernel(env, sub, listing, resolved, here, where,
 
 
 def _declare_compiled_kernel(env, sub, resolved, here, where, build, missing: str):
-    source = env.File(f"#{sub.file}")
+    source = env.Dir("#").File(sub.file)
     kind = kernel_kind(sub.file)
     if kind.compiles_to is None and sub.mode == "source" and not sub.executable:
         # Its executable's name is the one it was copied from: rename it to the one selected.

@@ -175,3 +175,30 @@ def test_an_mlir_kernel_links_objects_beside_it_through_its_folders_search_path(
     with open(three.root / "kernels/native/saxpy.o", "ab") as o:
         o.write(b"\0")
     assert [s for s, _ in three.scons("build/llvm-cpu/saxpy.vmfb").steps] == ["IREE"]
+
+
+ASYNC = """\
+func.func @"main$async"(%a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = arith.addf %a, %b : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+"""
+
+
+def test_a_folder_of_irees_own_dump_substitutes_as_it_was_written(project):
+    # torch and ONNX executables are main$async_dispatch_N; IREE dumps module_<name>.mlir.
+    project.write("models/t.mlir", ASYNC)
+    project.write("kernels/models.toml", '[models.t]\nsource = "models/t.mlir"\n'
+                                         'targets = ["llvm-cpu"]\n')
+    project.scons("dump")
+    name = "module_main$async_dispatch_0.mlir"
+    dumped = project.read(f"build/llvm-cpu/t/dump/sources/{name}")
+    project.write(f"kernels/dumped/{name}", dumped.replace("arith.addf", "arith.subf"))
+    project.write("kernels/dumped.toml", '[[substitutions]]\nmodel = "t"\ntarget = "llvm-cpu"\n'
+                                         'from = "kernels/dumped"\nverify = false\n')
+    project.scons()
+    module = project.root / "build/llvm-cpu/t.vmfb"
+    assert "8xf32=1 1 1 1 1 1 1 1" in run_module(module, "local-sync", "main$async", INPUTS)
+    assert project.read("build/llvm-cpu/t/substitutions.flags").strip() == \
+        f"--iree-hal-substitute-executable-source=main$async_dispatch_0=kernels/dumped/{name}"
+    assert project.scons("--question").returncode == 0

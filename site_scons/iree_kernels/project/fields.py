@@ -26,7 +26,8 @@ def check_keys(entry: dict, allowed: set[str], origin: Origin, text: str) -> Non
 
 
 def path_field(project: Project, entry: dict, key: str, origin: Origin, text: str,
-               required: bool = False, suffixes: tuple[str, ...] = ()) -> str | None:
+               required: bool = False, suffixes: tuple[str, ...] = (),
+               dump_name: bool = False) -> str | None:
     value = entry.get(key)
     if value is None:
         if required:
@@ -35,7 +36,7 @@ def path_field(project: Project, entry: dict, key: str, origin: Origin, text: st
     if not isinstance(value, str) or not value:
         raise field_error(origin, text, key, "must be a path (a string)")
     try:
-        return repo_path(project.root, value, project.build_dir, suffixes)
+        return repo_path(project.root, value, project.build_dir, suffixes, dump_name)
     except ValueError as e:
         raise field_error(origin, text, key, str(e)) from None
 

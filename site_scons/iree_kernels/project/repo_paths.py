@@ -20,18 +20,32 @@ from iree_kernels.core.files import not_regular
 # Paths travel through SCons and into flag files; '$', quotes, ';' and the
 # like are refused rather than escaped.
 PATH_RE = re.compile(r"^[\w .+,@=/-]+$")
+# IREE's dump names an executable's source module_<executable>.mlir, and torch and ONNX
+# executables main$async_dispatch_3: a file of a folder of kernels may keep that name. Its
+# '$' is followed by a letter, digit or '_', never by '{' or '(', and the build never lets
+# SCons substitute a kernel's path.
+DUMP_NAME_RE = re.compile(r"^\w[\w.-]*(?:\$\w[\w.-]*)+\.mlir$")
 
 
-def located(root: Path, value: str, build_dir: str = "build", hint: bool = True) -> Path:
+def located(root: Path, value: str, build_dir: str = "build", hint: bool = True,
+            dump_name: bool = False) -> Path:
     """``root / value`` resolved, where ``value`` is a path a user may write; ValueError if not.
 
     ``hint``: say how a kernel named after an executable with '$' is named.
+    ``dump_name``: the file's name may be one IREE's dump gives (``DUMP_NAME_RE``).
     """
-    if not PATH_RE.fullmatch(value):
+    folder, _, name = value.rpartition("/")
+    if dump_name and DUMP_NAME_RE.fullmatch(name) and (not folder or PATH_RE.fullmatch(folder)):
+        pass
+    elif not PATH_RE.fullmatch(value):
         bad = next((c for c in value if not PATH_RE.fullmatch(c)), value[-1:])
-        more = (" (a kernel named after an executable with '$' is named with '_' for it: "
-                "main_async_dispatch_3.mlir for main$async_dispatch_3)"
-                if hint and bad == "$" else "")
+        more = ""
+        if bad == "$" and dump_name:
+            more = (" (a folder's .mlir kernel may keep IREE's dump name, "
+                    "module_main$async_dispatch_3.mlir: no '{' or '(' after a '$')")
+        elif bad == "$" and hint:
+            more = (" (a kernel named after an executable with '$' is named with '_' for it: "
+                    "main_async_dispatch_3.mlir for main$async_dispatch_3)")
         raise ValueError(f"path '{shown(value)}' contains {bad!r}; paths may use "
                          f"letters, digits, spaces and . _ + , @ = / - only{more}")
     if value.startswith("/"):
@@ -46,14 +60,14 @@ def located(root: Path, value: str, build_dir: str = "build", hint: bool = True)
 
 
 def repo_path(root: Path, value: str, build_dir: str = "build",
-              suffixes: tuple[str, ...] = ()) -> str:
+              suffixes: tuple[str, ...] = (), dump_name: bool = False) -> str:
     """``value``, a path a user wrote, as a repo-relative path to a regular file in the repo.
 
     ValueError says why not: characters SCons or a flag file would take as
     syntax, absolute, outside the repository (links resolved), inside the
     build folder, a wrong suffix, missing, a folder or FIFO.
     """
-    resolved = located(root, value, build_dir)
+    resolved = located(root, value, build_dir, dump_name=dump_name)
     if suffixes and not value.endswith(suffixes):
         raise ValueError(f"'{value}' should end in {one_of(suffixes)}")
     why = not_regular(resolved)

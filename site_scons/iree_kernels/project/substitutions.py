@@ -40,7 +40,9 @@ WRAPPED_KEYS = ("workgroup_count", "workgroup_size", "function")
 C_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-def read_substitution(project: Project, entry, origin: Origin, text: str) -> Substitution:
+def read_substitution(project: Project, entry, origin: Origin, text: str,
+                      dump_name: bool = False) -> Substitution:
+    """One entry. ``dump_name``: its file may have a name IREE's dump gives (a folder's)."""
     if not isinstance(entry, dict):
         raise origin.error("a substitution must be a table")
     check_keys(entry, substitution_keys(), origin, text)
@@ -65,7 +67,8 @@ def read_substitution(project: Project, entry, origin: Origin, text: str) -> Sub
                        origin.field_lines)
     if "passes" in entry:
         return _derived(project, entry, values, described, text)
-    file = path_field(project, entry, "file", described, text, required=True)
+    file = path_field(project, entry, "file", described, text, required=True,
+                      dump_name=dump_name)
     kind = kernel_kind(file)
     if kind is None:
         raise field_error(described, text, "file", f"'{file}' is not a kernel file this tool "
@@ -208,7 +211,7 @@ def read_folder(project: Project, entry: dict, origin: Origin,
         lines = dict(origin.field_lines, executable=origin.field_lines.get("from", origin.line),
                      file=origin.field_lines.get("from", origin.line))
         described = Origin(origin.file, origin.line, f"{origin.entry} ({file})", lines)
-        sub = read_substitution(project, single, described, text)
+        sub = read_substitution(project, single, described, text, dump_name=True)
         subs.append(_replace(sub, folder=folder))
     return subs
 
