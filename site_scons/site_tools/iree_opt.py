@@ -40,7 +40,7 @@ def derive_kernel(target, source, env):
     ops, resolved = source[1], source[2]
     name = selection.loads(resolved.get_text_contents())[sub.key].executable
     dumped = target[1]
-    source_text = executable_alone(ops.get_text_contents(), str(ops), name).standalone()
+    source_text = executable_alone(ops.get_text_contents(), str(ops), name).as_dumped()
     write_atomically(dumped.abspath, source_text + "\n")
     found = executables.read_executables(source_text, dumped.get_path())[name]
     flags = [str(a) for line in env.subst_list("$IREE_OPTFLAGS") for a in line]

@@ -207,7 +207,7 @@ def compile_kernel(target, source, env):
                                 else e.message) from None
             # Alone, iree-compile can crash on a kernel it compiles in the module (or crashes
             # on as the module's compile does, which then says so): the module is compiled.
-            compiled = relink.CompiledKernel("", f"{e.summary} compiling it alone")
+            compiled = relink.CompiledKernel("", e.summary)
             Path(binary).write_bytes(b"")
         record = {"executable": executable, "variant": compiled.variant,
                   "misfit": compiled.misfit, "kernel": str(kernel), "mode": spec["mode"]}

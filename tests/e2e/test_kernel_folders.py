@@ -117,6 +117,8 @@ def test_a_pipeline_derives_a_kernel_that_verifies_and_follows_the_model(three):
         in build.stdout and "matched IREE's executable" in build.stdout
     assert call(three, "mul") == "8xf32=6 6 6 6 6 6 6 6"
     assert three.scons("--question").ok
+    # Derived public, as IREE dumps it: alone, iree-compile crashed on a private executable.
+    assert "not relinked" not in build.output and build.ran("RELINK") == ["build/llvm-cpu/three.vmfb"]
     listing = three.scons("dump").stdout
     assert f"  mul_dispatch_0  derived/{derived.name.replace('.derived', '')}  " \
         "kernels/models.toml:9: " in listing

@@ -39,9 +39,6 @@ def dump_flags(kinds: list[str], folder: Path, translation: bool) -> list[str]:
             if KINDS[k] and (k in AFTER_TRANSLATION) != translation]
 
 
-_HEADER_VISIBILITY_RE = re.compile(r"^hal\.executable (?:(?:private|public|nested) )?")
-
-
 def write_sources(program: str, source: str, folder: Path) -> None:
     """One ``<module>_<executable>.mlir`` per executable, as ``--iree-hal-dump-executable-sources-to`` writes.
 
@@ -53,9 +50,7 @@ def write_sources(program: str, source: str, folder: Path) -> None:
     with Program(program, source) as parsed:
         prefix = parsed.module_name()
         for executable in parsed.executables():
-            # Public, as IREE writes them; the printer quotes a name that needs it.
-            text = _HEADER_VISIBILITY_RE.sub("hal.executable public ", executable.standalone(),
-                                             count=1)
+            text = executable.as_dumped()
             file = f"{prefix}_{executable.name}".replace("/", "_")
             (folder / f"{file}.mlir").write_text(text + "\n", encoding="utf-8")
 

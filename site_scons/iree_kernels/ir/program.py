@@ -34,6 +34,14 @@ class ProgramExecutable:
         """The op as a file of its own: with the resources (``dense_resource`` data) it uses."""
         return f"{self.text}\n{self.resources}" if self.resources else self.text
 
+    def as_dumped(self) -> str:
+        """``standalone``, public, as ``--iree-hal-dump-executable-sources-to`` writes it (alone,
+        iree-compile crashes on a private one); the printer quotes a name that needs it."""
+        return _HEADER_VISIBILITY_RE.sub("hal.executable public ", self.standalone(), count=1)
+
+
+_HEADER_VISIBILITY_RE = re.compile(r"^hal\.executable (?:(?:private|public|nested) )?")
+
 
 @dataclass(frozen=True)
 class DispatchSite:
