@@ -31,13 +31,13 @@ SHORT_COMSTR = "EXPECTED  $TARGET"
 @reporting_user_errors
 def write_expected(target, source, env):
     from iree_kernels.check import reference_outputs  # numpy: only when 'scons expected' runs
-    spec, reference = read_spec(source[0]), source[1]
+    spec, reference, model = read_spec(source[0]), source[1], source[2]
     root = Path(env.Dir("#").abspath)
     if (root / spec["expected"]).exists():
         raise UserError(f"{spec['expected']} exists already; move it away to write it again")
     warnings = reference_outputs.write(reference.abspath, env.subst("$IREE_RUN_MODULE"), root,
                                        spec["expected"], spec["source"],
-                                       timeouts=timeouts(env))
+                                       timeouts=timeouts(env), model=model.abspath)
     for warning in warnings:
         sys.stderr.write(f"scons: warning: {warning}\n")
     print(f"expected: wrote {spec['expected']} from {reference}; 'scons check' runs every "
@@ -53,7 +53,8 @@ def declare_expected(env, declared: DeclaredModule):
                                [declared.executables, declared.options, phase])
     spec = {"model": model.name, "expected": model.expected_file, "source": model.source}
     shown = SHORT_COMSTR.replace("$TARGET", model.expected_file)
-    node = env.Alias(f"expected-{model.name}", [spec_value(env, spec), reference],
+    program = declared.executables.sources[0]           # the model's MLIR (its import's)
+    node = env.Alias(f"expected-{model.name}", [spec_value(env, spec), reference, program],
                      SCons.Action.Action(write_expected, escape(shown)))
     env.AlwaysBuild(node)
     return env.Alias("expected", node)

@@ -6,6 +6,7 @@ constants, one inlined into an executable, one kept by the host program.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from conftest import DATA
 
@@ -102,3 +103,26 @@ def test_expected_never_writes_through_a_linked_model_folder(project, tmp_path):
             "repository, never through a link") in run.output
     assert list(outside.iterdir()) == []
     assert not (project.root / "models/res.expected.toml").exists()
+
+
+def test_expected_runs_a_torch_models_main_with_inputs_of_its_shapes(project):
+    # A torch module declares no ABI signature: the shapes come from the imported MLIR.
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("iree.turbine")
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.ReLU())
+    project.root.joinpath("models").mkdir()
+    torch.export.save(torch.export.export(model, (torch.zeros(2, 4),)),
+                      project.root / "models/net.pt2")
+    project.write("kernels/m.toml", '[models.net]\nsource = "models/net.pt2"\n'
+                                    'targets = ["llvm-cpu"]\n')
+    project.scons("expected")
+    expected = project.read("models/net.expected.toml")
+    assert 'function = "main"\n' in expected and "main$async" not in expected
+    x = np.load(project.root / "models/net/main.input0.npy")
+    assert x.shape == (2, 4) and x.dtype == np.float32
+    with torch.no_grad():
+        want = model(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(np.load(project.root / "models/net/main.output0.npy"), want,
+                               atol=1e-6)
+    assert "1 case(s) of models/net.expected.toml matched" in project.scons("check").stdout

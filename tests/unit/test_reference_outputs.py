@@ -34,3 +34,29 @@ def test_integer_inputs_are_small_and_the_same_for_the_same_seed():
     again = seeded_input(TensorType((100,), "i64"), np.random.default_rng(7))
     assert first.dtype == np.int64 and first.min() >= 0 and first.max() < 10
     np.testing.assert_array_equal(first, again)
+
+
+def test_a_torch_programs_functions_are_read_up_to_its_weights(tmp_path):
+    from iree_kernels.check.reference_outputs import Signature, torch_signatures
+    model = tmp_path / "net.mlir"
+    model.write_text(
+        "module @module {\n"
+        "  func.func @main(%arg0: !torch.vtensor<[2,4],f32>, %arg1: !torch.vtensor<[3],si64>) -> "
+        "(!torch.vtensor<[2,3],f32>, !torch.vtensor<[],f32>) attributes "
+        "{torch.assume_strict_symbolic_shapes} {\n    return\n  }\n"
+        "  func.func @scalar(%arg0: !torch.vtensor<[],bf16>) -> !torch.vtensor<[],bf16> {\n"
+        "}\n{-#\n  func.func @inside_the_weights(%arg0: !torch.vtensor<[1],f32>) -> "
+        "!torch.vtensor<[1],f32> {\n#-}\n")
+    assert torch_signatures(str(model)) == {
+        "main": Signature((TensorType((2, 4), "f32"), TensorType((3,), "i64")), 2),
+        "scalar": Signature((TensorType((), "bf16"),), 1)}
+
+
+def test_a_torch_function_with_a_dynamic_dimension_is_left_to_its_author(tmp_path):
+    from iree_kernels.check.reference_outputs import torch_signatures
+    model = tmp_path / "net.mlir"
+    model.write_text("  func.func @main(%arg0: !torch.vtensor<[?,32],f32>) -> "
+                     "!torch.vtensor<[?,8],f32> {\n")
+    with pytest.raises(UserError, match=r"@main takes a tensor<\?x32xf32>: its shape is the "
+                                        "model author's to choose"):
+        torch_signatures(str(model))

@@ -4,7 +4,9 @@
 names for a model that has none: each public function of the reference module
 (the model compiled for llvm-cpu with no substitution) gets inputs drawn from
 a seeded generator (floats uniform in [-1, 1), integers in [0, 10)), is run by
-iree-run-module, and what it returns becomes the case's outputs.
+iree-run-module, and what it returns becomes the case's outputs. A torch
+model's shapes are read from its MLIR (its module declares none), and its
+``@main$async`` is left out: it is ``@main`` with fences.
 
 Not for: running modules against expected outputs (``expected_outputs``), or
 models whose inputs have dynamic dimensions (their shapes are the author's to
@@ -64,20 +66,67 @@ class Signature:
     results: int
 
 
-def signatures(vmfb: str) -> dict[str, Signature]:
-    """Each public function of the module: the tensors it takes, how many it returns (IREE's ABI)."""
+def signatures(vmfb: str, model: str | None = None) -> dict[str, Signature]:
+    """Each public function of the module: the tensors it takes, how many it returns.
+
+    From IREE's ABI declaration; a torch model's module has none, so its
+    functions' are read from the model's MLIR (``model``, a path): ``@main``,
+    not ``@main$async``, which takes fences (the same function, asynchronous).
+    """
     import iree.runtime as rt
 
     module = rt.VmModule.mmap(rt.VmInstance(), vmfb)
-    found = {}
-    for name in module.function_names:
-        if name.startswith("__"):
-            continue
+    names = [n for n in module.function_names if not n.startswith("__")]
+    found, undeclared = {}, []
+    for name in names:
         declaration = module.lookup_function(name).reflection.get("iree.abi.declaration", "")
+        if not declaration:
+            undeclared.append(name)
+            continue
         arguments, _, results = declaration.partition("->")
         found[name] = Signature(
             tuple(TensorType.parse(t, name) for t in _ARGUMENT_RE.findall(arguments)),
             len(_ARGUMENT_RE.findall(results)))
+    if undeclared:
+        torch = torch_signatures(model) if model else {}
+        for name in undeclared:
+            if name in torch:
+                found[name] = torch[name]
+            elif not (name.endswith(ASYNC) and name.removesuffix(ASYNC) in torch):
+                raise UserError(f"{vmfb}: @{name} declares no signature, and the model's MLIR "
+                                "holds none for it: write its expected outputs by hand")
+    return found
+
+
+ASYNC = "$async"
+_TORCH_FUNCTION_RE = re.compile(r'^\s*func\.func (?:public )?@"?([\w$.-]+)"?\((.*?)\) -> (.*?)'
+                                r"(?: attributes \{.*\})? \{$")
+_TORCH_TENSOR_RE = re.compile(r"!torch\.vtensor<\[([^\]]*)\],(\w+)>")
+_TORCH_ELEMENTS = {"si8": "i8", "si16": "i16", "si32": "i32", "si64": "i64"}
+
+
+def torch_signatures(model: str) -> dict[str, Signature]:
+    """The functions of a torch-mlir program (``!torch.vtensor`` arguments), by name.
+
+    Read line by line up to the resources section (the weights): the
+    functions come first.
+    """
+    found = {}
+    with open(model, encoding="utf-8", errors="replace") as text:
+        for line in text:
+            if line.startswith("{-#"):
+                break
+            function = _TORCH_FUNCTION_RE.match(line)
+            if not function:
+                continue
+            name, arguments, results = function.groups()
+            tensors = []
+            for dims, element in _TORCH_TENSOR_RE.findall(arguments):
+                shape = "x".join(d.replace("-1", "?") for d in dims.split(",") if d)
+                element = _TORCH_ELEMENTS.get(element, element)
+                tensors.append(TensorType.parse(f"tensor<{shape}{'x' if shape else ''}"
+                                                f"{element}>", name))
+            found[name] = Signature(tuple(tensors), len(_TORCH_TENSOR_RE.findall(results)))
     return found
 
 
@@ -98,16 +147,18 @@ def seeded_input(tensor: TensorType, generator: np.random.Generator) -> np.ndarr
 
 
 def write(vmfb: str, run_module: str, root: Path, expected: str, source: str,
-          seed: int = SEED, timeouts: toolchains.Timeouts | None = None) -> list[str]:
+          seed: int = SEED, timeouts: toolchains.Timeouts | None = None,
+          model: str | None = None) -> list[str]:
     """Write ``expected`` (repo-relative) and its .npy files beside it; warnings about what they hold.
 
     The .npy files go to ``<expected without .expected.toml>/``, one folder per model.
+    ``model``: the MLIR the module was compiled from (``signatures``).
     """
     folder = expected.removesuffix(".expected.toml")
     generator = np.random.default_rng(seed)
     cases, warnings = [], []
     with scratch_folder(Path(vmfb).parent, "expected") as scratch:
-        for function, signature in signatures(vmfb).items():
+        for function, signature in signatures(vmfb, model).items():
             inputs = [f"{folder}/{function}.input{n}.npy" for n in range(len(signature.inputs))]
             outputs = [f"{folder}/{function}.output{n}.npy" for n in range(signature.results)]
             _refuse_to_replace(root, inputs + outputs)
