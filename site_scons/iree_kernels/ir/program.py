@@ -191,18 +191,20 @@ class Program:
         Each ``hal.buffer_view.dim`` of an argument becomes a constant and the
         host code is canonicalized, so dispatch sites that only the inputs'
         shapes left dynamic get constant workloads, push constants and sizes.
-        The executables are left as they are.
+        A torch export's ``@main`` calls ``@main$async``, which reads the
+        dimensions (its arguments: the same inputs, then two fences): both are
+        specialized. The executables are left as they are.
         """
         from iree.compiler import passmanager
         from iree.compiler.dialects import arith
 
         ir = self._ir
-        found = [op for op in _top_level(self._module)
-                 if op.name == "util.func" and _name(op) == function]
-        if not found:
+        functions = {_name(op): op for op in _top_level(self._module) if op.name == "util.func"}
+        if function not in functions:
             raise UserError(f"has no function @{function} to specialize", file=self.source)
+        found = [functions[name] for name in (function, f"{function}$async") if name in functions]
         with self._context, ir.Location.unknown():
-            for op in ops_within(found[0], "hal.buffer_view.dim"):
+            for op in (op for f in found for op in ops_within(f, "hal.buffer_view.dim")):
                 argument = ir.BlockArgument(op.operands[0]).arg_number
                 dim = ir.IntegerAttr(op.attributes["index"]).value
                 if argument >= len(shapes) or dim >= len(shapes[argument]):
