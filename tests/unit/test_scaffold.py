@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -248,9 +249,12 @@ def test_a_triton_skeleton_compiles_as_generated(tmp_path):
     result = subprocess.run([sys.executable, triton_kernels.__file__, str(kernel), "--arch=sm_80",
                              f"--interface={tmp_path / 'interface.json'}",
                              f"--metadata={tmp_path / 'k.json'}", "-o", str(tmp_path / "k.ptx")],
-                            capture_output=True, text=True, timeout=300)
+                            capture_output=True, text=True, timeout=300,
+                            env={k: v for k, v in os.environ.items()
+                                 if k != "PYTHONDONTWRITEBYTECODE"})
     assert result.returncode == 0, result.stdout + result.stderr
     assert f".entry {spec['entry']}(" in (tmp_path / "k.ptx").read_text()
+    assert not (tmp_path / "__pycache__").exists()          # nothing written beside the kernel
 
 
 def test_every_target_has_a_skeleton_language_that_writes_for_it():

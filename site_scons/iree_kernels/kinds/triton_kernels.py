@@ -304,6 +304,7 @@ def _load_function(path: str, name: str):
     for entry in (os.getcwd(), folder):
         if entry not in sys.path:
             sys.path.insert(0, entry)
+    sys.dont_write_bytecode = True      # no __pycache__ in the user's kernels/ folder
     module_name = "_iree_kernels_triton_" + re.sub(r"\W", "_", Path(path).stem)
     spec = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(spec)
