@@ -167,6 +167,9 @@ class Spawn:
             where = self._option_origin(args, output)
             if first:
                 print(f"scons: *** {where}{name}: {first.strip()}")
+                head, _, rest = output.lstrip("\n").partition("\n")
+                if head.strip() == first.strip():
+                    output = rest               # said on the line above: not twice
         sys.stdout.write(output)
         sys.stdout.flush()
         return status
