@@ -50,6 +50,7 @@ def compile_hotspot_benchmarks(target, source, env):
     dumped = folder / "dumped"
     benchmarks.dump_benchmarks(env.subst("$IREE_COMPILE"), program, [options], dumped,
                                timeouts(env))
+    hotspots.add_resources(sorted(dumped.glob("*.mlir")), Path(program).read_text(), program)
     compiled = folder / "compiled"
     shutil.rmtree(compiled, ignore_errors=True)
     compiled.mkdir()

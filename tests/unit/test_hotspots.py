@@ -191,3 +191,24 @@ def test_marks_substituted_executables_with_their_kernel_file():
 def test_first_error_line_of_a_tool_output():
     output = "iree-compile failed:\nx.mlir:3:1: error: failed to distribute\nnote: more"
     assert hotspots.first_error(output) == "failed to distribute"
+
+
+def test_a_benchmark_of_an_executable_with_folded_weights_gets_them_and_compiles(tmp_path):
+    # IREE dumps the benchmark without the program's resources: "resource does not exist".
+    flags = tmp_path / "options.flags"
+    flags.write_text("\n".join(TARGETS["llvm-cpu"].compile_flags))
+    program = tmp_path / "executables.mlir"
+    subprocess.run([toolchains.iree_compile(), str(DATA / "models/resources.mlir"), f"@{flags}",
+                    "--compile-to=executable-sources", "-o", str(program)], check=True, timeout=300)
+    dumped = tmp_path / "dumped"
+    subprocess.run([toolchains.iree_compile(), str(program), f"@{flags}",
+                    "--compile-from=executable-sources", "--compile-to=executable-configurations",
+                    f"--iree-hal-dump-executable-benchmarks-to={dumped}", "-o", "/dev/null"],
+                   check=True, timeout=300)
+    (benchmark,) = dumped.glob("*.mlir")
+    assert "dense_resource<" in benchmark.read_text() and "{-#" not in benchmark.read_text()
+    hotspots.add_resources([benchmark], program.read_text(), str(program))
+    (tmp_path / "compiled").mkdir()
+    modules, failures = hotspots.compile_benchmarks(toolchains.iree_compile(), [benchmark],
+                                                    str(flags), tmp_path / "compiled")
+    assert failures == {} and len(modules) == 1

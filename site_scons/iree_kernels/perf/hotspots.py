@@ -18,6 +18,7 @@ Not for: ranking, the table, JSON and picture of the result
 from __future__ import annotations
 
 import os
+import re
 import statistics
 from contextlib import contextmanager
 from concurrent.futures import ThreadPoolExecutor
@@ -176,6 +177,33 @@ def _symbol(op) -> str:
 
     attributes = op.operation.attributes
     return ir.StringAttr(attributes["sym_name"]).value if "sym_name" in attributes else ""
+
+
+def add_resources(dumped: list[Path], program: str, source: str = "<program>") -> None:
+    """Give each dumped benchmark module the ``dense_resource`` data its executable folds in.
+
+    IREE dumps the module without the program's resource section, and it then
+    fails to compile ("resource does not exist"): a stem conv with folded
+    weights went untimed. ``program``: the executable-sources text they were
+    dumped from.
+    """
+    from iree_kernels.ir.program import Program
+
+    needing = {path: text for path in dumped
+               if _RESOURCE_USE in (text := path.read_text()) and _RESOURCES not in text}
+    if not needing:
+        return
+    with Program(program, source) as parsed:       # the resources: read through the bindings
+        resources = {e.name: e.resources for e in parsed.executables() if e.resources}
+    for path, text in needing.items():
+        found = [resources[n] for n in _EXECUTABLE_RE.findall(text) if n in resources]
+        if len(found) == 1:                 # IREE dumps one executable a module
+            path.write_text(f"{text.rstrip()}\n{found[0]}\n")
+
+
+_RESOURCE_USE = "dense_resource<"
+_RESOURCES = "{-#"
+_EXECUTABLE_RE = re.compile(r'hal\.executable (?:(?:private|public|nested) )?@"?([\w$.-]+)"? \{')
 
 
 def compile_benchmarks(iree_compile: str, dumped: list[Path], options: str, folder: Path,
