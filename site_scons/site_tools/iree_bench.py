@@ -30,6 +30,7 @@ import SCons.Util
 from iree_kernels.check import benchmarks, expected_outputs, runtime
 from iree_kernels import settings
 from iree_kernels.core import toolchains
+from iree_kernels.core.errors import UserError
 from iree_kernels.ir.program import Program
 from iree_kernels.core.files import write_atomically
 from iree_kernels.scons.escaping import program
@@ -74,17 +75,35 @@ def _measure(env, sub, found, sources, work, options, device, available):
     plain, substituted = work / f"{sub.executable}.plain.vmfb", work / f"{sub.executable}.vmfb"
     iree_compile = env.subst("$IREE_COMPILE")
     limits = timeouts(env)
-    benchmarks.compile_benchmark(iree_compile, source, options, [], plain, limits)
-    benchmarks.compile_benchmark(iree_compile, source, options, sub.flags, substituted, limits)
-    result.plain_module, result.module = os.path.relpath(plain), os.path.relpath(substituted)
-    if not available:
-        result.note = f"no '{device}' device here"
-        return result
-    program, flags = env.subst("$IREE_BENCHMARK_MODULE"), env.Split(env.subst("$IREE_BENCHMARKFLAGS"))
-    result.plain_us = benchmarks.time_per_dispatch(program, plain, device, flags, limits)
-    result.substituted_us = benchmarks.time_per_dispatch(program, substituted, device, flags,
-                                                         limits)
+    notes, compiled = [], []
+    # One executable that does not compile (a wrapped kernel standing in for one IREE cannot
+    # compile) is a line in the table; the others are timed.
+    for module, flags, whose in ((plain, [], "IREE's executable"),
+                                 (substituted, sub.flags, "the kernel")):
+        try:
+            benchmarks.compile_benchmark(iree_compile, source, options, flags, module, limits)
+            compiled.append(module)
+        except UserError as e:
+            notes.append(f"{whose} does not compile in a benchmark: {_first_error(e)}")
+    result.plain_module, result.module = (os.path.relpath(m) if m in compiled else ""
+                                          for m in (plain, substituted))
+    if compiled and not available:
+        notes.append(f"no '{device}' device here")
+    if compiled and available:
+        program = env.subst("$IREE_BENCHMARK_MODULE")
+        flags = env.Split(env.subst("$IREE_BENCHMARKFLAGS"))
+        if plain in compiled:
+            result.plain_us = benchmarks.time_per_dispatch(program, plain, device, flags, limits)
+        if substituted in compiled:
+            result.substituted_us = benchmarks.time_per_dispatch(program, substituted, device,
+                                                                 flags, limits)
+    result.note = "; ".join(notes)
     return result
+
+
+def _first_error(error: UserError) -> str:
+    first = toolchains.printed_error(error.message) or error.message.splitlines()[0]
+    return " ".join(first.split())[:300]
 
 
 @reporting_user_errors

@@ -70,3 +70,36 @@ def test_results_survive_json_with_their_speedup_written():
     text = benchmarks.to_json(results)
     assert json.loads(text)[0]["speedup"] == 2.0
     assert benchmarks.from_json(text) == results
+
+
+FAILING_COMPILE = """import sys
+if any(a.startswith("--iree-hal-substitute-") for a in sys.argv):
+    print("k.mlir:3:5: error: 'func.call' op wrapped kernel stands in for what IREE cannot compile")
+    print("  %0 = func.call @attention(...)")
+    print("note: see current operation: ...")
+    sys.exit(1)
+open(sys.argv[sys.argv.index("-o") + 1], "w").write("module")
+"""
+
+
+def test_a_benchmark_that_does_not_compile_is_a_note_and_the_rest_goes_on(tmp_path, monkeypatch):
+    import SCons.Environment
+    import iree_kernels
+    from iree_kernels.module.substitution import Applied
+    from site_tools import iree_bench
+    compiler = tmp_path / "iree-compile"
+    compiler.write_text(f"#!{sys.executable}\n{FAILING_COMPILE}")
+    compiler.chmod(0o755)
+    env = SCons.Environment.Environment(tools=["iree_bench"], toolpath=[iree_kernels.tool_path()],
+                                        IREE_COMPILE=str(compiler))
+    monkeypatch.setattr(benchmarks, "with_source", lambda dumped, sources, name: "module {}")
+    flag = "--iree-hal-substitute-executable-source=main_dispatch_0=k.mlir"
+    sub = Applied("m", "llvm-cpu", "main_dispatch_0", "e", "k.mlir", flag, {})
+    found = (tmp_path / "module_main_dispatch_0_benchmark.mlir", "")
+    monkeypatch.chdir(tmp_path)
+    result = iree_bench._measure(env, sub, found, None, tmp_path, "options.flags", "local-sync",
+                                 available=False)
+    assert result.note == ("the kernel does not compile in a benchmark: k.mlir:3:5: error: "
+                           "'func.call' op wrapped kernel stands in for what IREE cannot "
+                           "compile; no 'local-sync' device here")
+    assert result.plain_module == "main_dispatch_0.plain.vmfb" and result.module == ""
