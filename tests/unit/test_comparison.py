@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from iree_kernels.check.comparison import Tolerance, mismatch, parse_value, ulp_distance
+from iree_kernels.check.comparison import (Tolerance, mismatch, parse_value, tolerance_error,
+                                           ulp_distance)
 
 
 def test_values_are_read_as_iree_run_module_writes_them(tmp_path):
@@ -75,3 +76,14 @@ def test_ulp_distance_crosses_zero():
     assert ulp_distance(np.array([0.0], np.float32), np.array([-0.0], np.float32)).item() == 0
     tiny = np.nextafter(np.float32(0), np.float32(1))
     assert ulp_distance(np.array([tiny], np.float32), np.array([-tiny], np.float32)).item() == 2
+
+
+@pytest.mark.parametrize("key, value, problem", [
+    ("atol", float("inf"), "must be at most 1e+30 (a larger one passes any output)"),
+    ("rtol", 1e308, "must be at most 1e+30 (a larger one passes any output)"),
+    ("atol", float("nan"), "must be a non-negative number (0: exact)"),
+    ("ulp", 2 ** 40, "must be at most 2.14748e+09 (a larger one passes any output)"),
+])
+def test_a_tolerance_that_would_pass_any_output_is_refused(key, value, problem):
+    assert tolerance_error(key, value) == problem
+    assert tolerance_error(key, 1e-5 if key != "ulp" else 4) is None

@@ -42,6 +42,12 @@ def tolerance_error(key: str, value) -> str | None:
         return None
     number = int if key == "ulp" else (int, float)
     if value is not None and (not isinstance(value, number) or isinstance(value, bool)
-                              or value < 0):
+                              or not value >= 0):
         return f"must be a non-negative {'integer' if key == 'ulp' else 'number'} (0: exact)"
+    # inf, nan or an |a - b| <= atol + rtol * |b| that overflows would pass any output.
+    if value is not None and not value <= LARGEST[key]:
+        return f"must be at most {LARGEST[key]:g} (a larger one passes any output)"
     return None
+
+
+LARGEST = {"atol": 1e30, "rtol": 1e30, "ulp": 2 ** 31}
