@@ -91,3 +91,18 @@ def test_a_malformed_list_says_what_is_wrong(expressions, message):
 
 def test_an_error_is_a_value_error_for_callers_that_catch_those():
     assert issubclass(ExpressionError, ValueError)
+
+
+@pytest.mark.parametrize("expressions, message", [
+    (["0"], "'0' is 0: it launches no workgroups"),
+    (["ceildiv(w0, 1024) - ceildiv(w0, 1024) - 1 + w0 * 0", "3 - 4"],
+     "'3 - 4' is negative (-1); a workgroup count wraps to 2^64 - 1 and more"),
+    (["4294967296"], "'4294967296' is 2^32 or more; a workgroup count is a 32-bit value"),
+    (["65536 * 65536"], "'65536 * 65536' is 4294967296, 2^32 or more"),
+    (["12345678901234567890123456"], "is 2^32 or more"),
+    ([" + ".join(["w0"] * 20000)], "characters long; an expression may be 1000"),
+    (["(" * 300 + "w0" + ")" * 300], "is not an expression"),
+])
+def test_a_count_that_is_constant_must_be_one_to_2_to_the_32(expressions, message):
+    with pytest.raises(ExpressionError, match=re.escape(message)):
+        count_region(expressions, 1)

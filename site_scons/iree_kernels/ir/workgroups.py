@@ -21,6 +21,8 @@ _BINARY = {ast.Add: "arith.addi", ast.Sub: "arith.subi", ast.Mult: "arith.muli",
            ast.FloorDiv: "arith.divui"}
 _CALLS = {"ceildiv": "arith.ceildivui", "min": "arith.minui", "max": "arith.maxui"}
 SYNTAX = "integers, w0, w1, ..., + - * //, ceildiv(a, b), min(a, b), max(a, b)"
+LONGEST = 1000              # characters of one expression
+COUNT_LIMIT = 2 ** 32       # a workgroup count is a 32-bit value
 
 
 class ExpressionError(ValueError):
@@ -46,6 +48,9 @@ class CountRegion:
 
     def value(self, node: ast.AST) -> str:
         if isinstance(node, ast.Constant) and type(node.value) is int and node.value >= 0:
+            if node.value >= COUNT_LIMIT:
+                raise ExpressionError(f"'{node.value}' is 2^32 or more; a workgroup count is a "
+                                      "32-bit value")
             return self.constant(node.value)
         if isinstance(node, ast.Name):
             return self._workload(node.id)
@@ -80,6 +85,10 @@ class CountRegion:
         result = f"%v{len(self.ops)}"
         self.ops.append(f"{result} = {op} {a}, {b} : index")
         self.bounds[result] = _bounds(op, self.bounds[a], self.bounds[b])
+        low, high = self.bounds[result]
+        if high is not None and high < 0:
+            raise ExpressionError(f"'{ast.unparse(node)}' is negative ({high}); a workgroup "
+                                  "count wraps to 2^64 - 1 and more")
         return result
 
 
@@ -90,7 +99,7 @@ def _bounds(op: str, a: tuple[int, int | None], b: tuple[int, int | None]) -> tu
     if op == "arith.addi":
         return la + lb, ua + ub if both else None
     if op == "arith.subi":          # unsigned: may wrap, so nothing is known of its lower bound
-        return 0, None
+        return (la - lb, la - lb) if (la, lb) == (ua, ub) else (0, None)  # but of constants
     if op == "arith.muli":
         return la * lb, ua * ub if both else None
     if op == "arith.divui":
@@ -111,7 +120,14 @@ def count_region(expressions, workload: int | None) -> CountRegion:
         raise ExpressionError(f"expected 1 to 3 expressions (x, y, z), found {len(expressions)}")
     region = CountRegion(workload)
     for expression in expressions:
-        region.results.append(region.value(_parse(expression)))
+        result = region.value(_parse(expression))
+        low, high = region.bounds[result]
+        if high == 0:
+            raise ExpressionError(f"'{expression}' is 0: it launches no workgroups")
+        if low >= COUNT_LIMIT:
+            raise ExpressionError(f"'{expression}' is {low}, 2^32 or more; a workgroup count "
+                                  "is a 32-bit value")
+        region.results.append(result)
     while len(region.results) < 3:
         region.results.append(region.constant(1))
     return region
@@ -122,7 +138,10 @@ def _parse(expression) -> ast.AST:
         expression = str(expression)
     if not isinstance(expression, str):
         raise ExpressionError(f"{expression!r} is neither an integer nor an expression string")
+    if len(expression) > LONGEST:
+        raise ExpressionError(f"'{expression[:40]}...' is {len(expression)} characters long; "
+                              f"an expression may be {LONGEST}")
     try:
         return ast.parse(expression, mode="eval").body
-    except SyntaxError:
+    except (SyntaxError, RecursionError, MemoryError):    # '(' * 500 nests too deep to parse
         raise ExpressionError(f"'{expression}' is not an expression; use {SYNTAX}") from None
