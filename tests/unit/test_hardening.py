@@ -87,6 +87,14 @@ def test_the_time_limits_are_the_settings_defaults_where_not_given():
         toolchains.Timeouts.from_values({"RUN_TIMEOUT": "soon"})
 
 
+@pytest.mark.parametrize("value", ["inf", "1e300", "nan", "-1"])
+def test_a_time_limit_is_a_finite_number_of_seconds_up_to_30_days(value):
+    # inf was an OverflowError stack where a limit became an integer
+    with pytest.raises(UserError, match=f"IREE_COMPILE_TIMEOUT={value}: expected a number of "
+                                        r"seconds up to 2592000 \(30 days; 0: no limit\)"):
+        toolchains.Timeouts.from_values({"IREE_COMPILE_TIMEOUT": value})
+
+
 def test_a_tool_printing_an_error_fails_whatever_its_status():
     with pytest.raises(UserError, match="failed to check"):
         toolchains.run(python("print('x.mlir:1:1: error: bad')"), doing="check")

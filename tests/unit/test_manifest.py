@@ -311,6 +311,17 @@ def test_a_bad_folder_of_kernels_is_one_line_naming_the_entry(repo, files, edit,
     assert expected in message and "\n" not in message
 
 
+@pytest.mark.parametrize("links", [{"main_dispatch_1.mlir": "main_dispatch_1.mlir"},
+                                   {"a.mlir": "b.mlir", "b.mlir": "a.mlir"}])
+def test_a_link_loop_in_a_folder_of_kernels_is_one_line(repo, links):
+    (repo / "kernels/tuned").mkdir()
+    for name, to in links.items():
+        (repo / "kernels/tuned" / name).symlink_to(to)
+    message = error(repo, FOLDER)
+    assert "field 'from': kernels/tuned/" in message and \
+        message.endswith(": too many levels of symbolic links")
+
+
 DERIVED = """\
 [models.mlp]
 source = "models/mlp.mlir"

@@ -181,8 +181,8 @@ class Timeouts:
             try:
                 limits.append(seconds(value))
             except ValueError:
-                raise UserError(f"{name}={value}: expected a number of seconds "
-                                "(0: no limit)") from None
+                raise UserError(f"{name}={value}: expected a number of seconds up to "
+                                f"{LONGEST_LIMIT} (30 days; 0: no limit)") from None
         return cls(tuple(limits))
 
     def of(self, variable: str) -> float | None:
@@ -205,9 +205,12 @@ def seconds(value) -> float | None:
     if value in (None, ""):
         return None
     number = float(value)
-    if not number == number or number < 0:        # NaN or negative
+    if not 0 <= number <= LONGEST_LIMIT:          # NaN, negative, inf
         raise ValueError(f"{value!r} is not a number of seconds")
     return number or None
+
+
+LONGEST_LIMIT = 30 * 24 * 3600      # seconds; no limit is 0
 
 
 def timeout_variable(program: str) -> str:

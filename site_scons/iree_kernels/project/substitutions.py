@@ -181,10 +181,14 @@ def read_folder(project: Project, entry: dict, origin: Origin,
     except OSError as e:
         raise field_error(origin, text, "from", f"cannot list {folder}/: {e.strerror}") from None
     for item in listing:
-        if item.name.startswith(".") or item.is_dir() or \
-                item.name.endswith(FOLDER_SKIPPED_SUFFIXES):
-            continue
-        names.append(item.name)
+        try:
+            skipped = item.name.startswith(".") or item.is_dir() or \
+                item.name.endswith(FOLDER_SKIPPED_SUFFIXES)
+        except OSError as e:            # a link to itself, two links to each other
+            raise field_error(origin, text, "from", f"{folder}/{item.name}: "
+                              f"{e.strerror.lower()}") from None
+        if not skipped:
+            names.append(item.name)
     target = entry.get("target")
     fits = sorted(k.suffix for k in KERNEL_KINDS.values()
                   if target in k.targets and "wrapped" != k.default_mode)
