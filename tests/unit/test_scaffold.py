@@ -246,15 +246,18 @@ def test_a_triton_skeleton_compiles_as_generated(tmp_path):
             "bindings": ["fp32", "fp32"], "constants": pool.export.layout.constants,
             "constexprs": {"BLOCK": triton.BLOCK}, "num_warps": 4, "num_stages": 0}
     (tmp_path / "interface.json").write_text(json.dumps(spec))
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
     result = subprocess.run([sys.executable, triton_kernels.__file__, str(kernel), "--arch=sm_80",
                              f"--interface={tmp_path / 'interface.json'}",
                              f"--metadata={tmp_path / 'k.json'}", "-o", str(tmp_path / "k.ptx")],
                             capture_output=True, text=True, timeout=300,
-                            env={k: v for k, v in os.environ.items()
-                                 if k != "PYTHONDONTWRITEBYTECODE"})
+                            env={**{k: v for k, v in os.environ.items()
+                                    if k != "PYTHONDONTWRITEBYTECODE"}, "TMPDIR": str(temporary)})
     assert result.returncode == 0, result.stdout + result.stderr
     assert f".entry {spec['entry']}(" in (tmp_path / "k.ptx").read_text()
     assert not (tmp_path / "__pycache__").exists()          # nothing written beside the kernel
+    assert list(temporary.iterdir()) == []                  # Triton's cache removed
 
 
 def test_every_target_has_a_skeleton_language_that_writes_for_it():

@@ -345,7 +345,13 @@ def compile_kernel(kernel: str, spec: dict, arch: str, ptx_version: str) -> tupl
     """The compiled kernel (PTX text or a code object) and Triton's metadata."""
     os.environ.setdefault("TRITON_DISABLE_LINE_INFO", "1")    # no build paths in the output
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
-    os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="iree-kernels-triton-")
+    # Triton's cache: a fresh one (nothing compiled elsewhere is taken), removed afterwards.
+    with tempfile.TemporaryDirectory(prefix="iree-kernels-triton-") as cache:
+        os.environ["TRITON_CACHE_DIR"] = cache
+        return _compile(kernel, spec, arch, ptx_version)
+
+
+def _compile(kernel: str, spec: dict, arch: str, ptx_version: str) -> tuple[bytes, dict]:
     import triton
     from triton import knobs
     from triton.backends.compiler import GPUTarget
