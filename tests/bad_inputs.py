@@ -100,6 +100,10 @@ CASES = [
     Case("targets-not-a-list", BASE.replace('targets = ["llvm-cpu", "vulkan", "cuda"]\n\n[models.ew]',
                                             'targets = "cuda"\n\n[models.ew]'),
          "kernels/demo.toml:4: models.mlp: field 'targets': must be a list of target names"),
+    Case("targets-empty", BASE.replace('targets = ["llvm-cpu", "vulkan", "cuda"]\n\n[models.ew]',
+                                       'targets = []\n\n[models.ew]'),
+         "kernels/demo.toml:4: models.mlp: field 'targets': is empty: the model would be built "
+         "for no target"),
     Case("executable-not-a-string", BASE + sub(raw="executable = 7\n").replace(
         'executable = "main_dispatch_1"\n', ""), "field 'executable': must be a non-empty string"),
     Case("duplicate", BASE + sub() + sub(), "[[substitutions]] #2 (executable 'main_dispatch_1' of "

@@ -96,6 +96,10 @@ def _model(project: Project, name: str, entry, origin: Origin, text: str) -> Mod
     targets = entry.get("targets", list(DEFAULT_TARGETS))
     if not isinstance(targets, list) or not all(isinstance(t, str) for t in targets):
         raise field_error(origin, text, "targets", "must be a list of target names")
+    if not targets:
+        raise field_error(origin, text, "targets", "is empty: the model would be built for no "
+                          f"target; name one or more of {', '.join(TARGETS)}, or leave the "
+                          "field out for the defaults")
     for t in targets:
         if t not in TARGETS:
             raise field_error(origin, text, "targets", f"unknown target '{t}'{closest(t, TARGETS)}; "
