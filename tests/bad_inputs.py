@@ -379,7 +379,8 @@ def write_repo(root: Path, case: Case) -> None:
 REFUSED_BY_THE_LOADER = frozenset({
     # bad_inputs.CASES
     "malformed-toml", "unknown-top-level-key", "unknown-field", "unknown-model-field",
-    "missing-model", "missing-file", "targets-not-a-list", "targets-empty", "executable-not-a-string", "duplicate",
+    "missing-model", "missing-file", "targets-not-a-list", "targets-empty",
+    "executable-not-a-string", "duplicate",
     "no-selector", "executable-and-export", "fingerprint-malformed", "unknown-model",
     "unknown-target", "target-not-built", "kernel-missing", "outside-repo", "absolute-path",
     "shell-in-path", "shell-in-model-name", "unknown-file-type", "ptx-as-source",
