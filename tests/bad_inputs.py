@@ -269,6 +269,11 @@ CASES = [
                 + ']\noutputs = ["4xf32=23.000001907348633 27 26.5 21"]\n'
                 'targets = ["llvm-cpu"]\natol = 0\nrtol = 0\n'},
          args=("check", "IREE_TARGETS=llvm-cpu"), absent="build/llvm-cpu/mlp.check"),
+    Case("manifests-outside", BASE, "MANIFESTS=/tmp/*.toml: a glob of files inside the "
+         "repository, relative to its root", args=("MANIFESTS=/tmp/*.toml",)),
+    Case("folder-where-a-file-goes", BASE, "compile_commands.json is a folder, where the build "
+         "writes a file; move it away", files={"compile_commands.json": FOLDER},
+         args=("compile_commands.json",)),
     Case("tolerance-negative", BASE, "field 'ulp': must be a non-negative integer (0: exact)",
          files={"models/mlp.expected.toml": '[[case]]\nfunction = "main"\noutputs = ["4xf32=1"]\n'
                 'ulp = -1\n'}, args=("check", "IREE_TARGETS=llvm-cpu")),

@@ -14,6 +14,8 @@ Aliases: ``modules`` (the default), ``check``, and those the tools add.
 """
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 
 import SCons.Script
@@ -66,6 +68,16 @@ def declare_project(env, manifests=None):
         return _declare_project(env, manifests)
     except UserError as e:          # a tool's --version that hangs, a file that cannot be read
         fail(str(e))
+    except TypeError as e:          # SCons: a folder where the build writes a file, or back
+        found = _MISPLACED_RE.search(str(e))
+        if not found:
+            raise
+        path = os.path.relpath(found.group(2), env.Dir("#").abspath)
+        is_a, wanted = ("folder", "file") if found.group(1) == "Directory" else ("file", "folder")
+        fail(f"{path} is a {is_a}, where the build writes a {wanted}; move it away")
+
+
+_MISPLACED_RE = re.compile(r"^(Directory|File) (.*) found where (?:file|directory) expected\.$")
 
 
 def _declare_project(env, manifests=None):

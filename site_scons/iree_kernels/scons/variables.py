@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import os
 import unicodedata
+from pathlib import Path
 
 import SCons.Script
 import SCons.Variables
@@ -62,6 +63,10 @@ def read_variables(env) -> Variables:
     except UserError as e:
         fail(str(e))
     _check_build_dir(env["BUILD_DIR"])
+    manifests = env["MANIFESTS"]
+    if os.path.isabs(manifests) or ".." in Path(manifests).parts or not manifests:
+        fail(f"MANIFESTS={manifests}: a glob of files inside the repository, relative to its "
+             "root (e.g. kernels/**/*.toml)")
     try:
         toolchains.seconds(env["LOCK_WAIT"])
     except ValueError:
