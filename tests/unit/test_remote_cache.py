@@ -61,6 +61,35 @@ def test_an_action_result_with_other_fields_is_read_and_a_truncated_one_refused(
         remote_protocol.decode_action_result(data[:-3])
 
 
+@pytest.mark.parametrize("digest", ["../../../etc/passwd".ljust(64, "0"), "%2e%2e%2f" * 7 + "0",
+                                    "A" * 64, "0" * 63, "0" * 65])
+def test_an_action_results_digest_must_be_a_sha256_before_it_names_a_url(digest):
+    data = remote_protocol.encode_action_result({"e": (digest, 5)})
+    with pytest.raises(ValueError, match="not a SHA-256"):
+        remote_protocol.decode_action_result(data)
+
+
+def test_a_fetch_never_requests_a_blob_named_by_a_malformed_digest(tmp_path):
+    with CacheServer(tmp_path / "server") as server:
+        cache, warnings = client(server.url)
+        cache.store(KEY, {"e": b"entry"})
+        (server.data / "ac" / KEY).write_bytes(remote_protocol.encode_action_result(
+            {"e": ("../../../../etc/passwd".ljust(64, "/"), 5)}))
+        assert cache.fetch(KEY, ["e"], "e") is None
+        assert [r for r in server.requests("GET") if "/cas/" in r] == []
+        assert warnings == [f"remote cache {server.url}: action result {KEY} for e is not one "
+                            "this build reads (an output file's digest is not a SHA-256 (64 hex "
+                            "digits)); not used"]
+
+
+def test_a_token_in_the_urls_query_is_never_shown():
+    assert remote_cache.redact("https://cache.example/x?token=hunter2#frag") == \
+        "https://cache.example/x?***#***"
+    with pytest.raises(UserError) as e:
+        RemoteCache("https://cache.example/x?token=hunter2")
+    assert "hunter2" not in str(e.value)
+
+
 def test_action_keys_are_sha256_names_that_differ_by_namespace():
     a, b = remote_protocol.action_key("scons", "x"), remote_protocol.action_key("codegen cuda", "x")
     assert a != b and len(a) == 64 and int(a, 16) >= 0

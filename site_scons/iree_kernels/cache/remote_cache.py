@@ -106,14 +106,16 @@ def _header_safe(secret: str, what: str) -> str:
 
 
 def redact(url: str) -> str:
-    """``url`` without the user and password it may hold (``user:password@`` becomes ``***@``)."""
+    """``url`` without the secrets it may hold: ``user:password@`` becomes ``***@``, a query
+    (``?token=...``) and a fragment ``?***`` and ``#***``."""
     try:
         parts = urllib.parse.urlsplit(url)
     except ValueError:
         return "(a URL that cannot be parsed)"
-    if "@" not in parts.netloc:
-        return url
-    return urllib.parse.urlunsplit(parts._replace(netloc="***@" + parts.netloc.rpartition("@")[2]))
+    if "@" in parts.netloc:
+        parts = parts._replace(netloc="***@" + parts.netloc.rpartition("@")[2])
+    return urllib.parse.urlunsplit(parts._replace(query="***" if parts.query else "",
+                                                  fragment="***" if parts.fragment else ""))
 
 
 def _stderr_warning(message: str) -> None:

@@ -12,6 +12,7 @@ whether an entry may be trusted (``store``, ``integrity``).
 from __future__ import annotations
 
 import hashlib
+import re
 from typing import Iterable, Mapping
 
 FORMAT = "iree-kernels remote cache 1"
@@ -34,6 +35,9 @@ def encode_action_result(files: Mapping[str, tuple[str, int]]) -> bytes:
     return out
 
 
+_SHA256_RE = re.compile(rb"[0-9a-f]{64}")
+
+
 def decode_action_result(data: bytes) -> dict[str, tuple[str, int]]:
     """Path -> (sha256, size) of an ActionResult's output files; ValueError if it is not one."""
     files = {}
@@ -45,6 +49,8 @@ def decode_action_result(data: bytes) -> dict[str, tuple[str, int]]:
         path, sha, size = output.get(1), digest.get(1), digest.get(2, 0)
         if not isinstance(path, bytes) or not isinstance(sha, bytes) or not isinstance(size, int):
             raise ValueError("an output file without a path or a digest")
+        if not _SHA256_RE.fullmatch(sha):       # it names a URL: /cas/../../etc/passwd
+            raise ValueError("an output file's digest is not a SHA-256 (64 hex digits)")
         files[path.decode("utf-8")] = (sha.decode("ascii"), size)
     return files
 
