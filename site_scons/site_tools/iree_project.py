@@ -87,7 +87,7 @@ def _declare_project(env, manifests=None):
     env = env.Clone(SPAWN=spawn, PSPAWN=PSpawn(timeouts(env)),
                     ESCAPE=lambda arg: arg)
     list_every_step(env)                # scons -n: the steps after one that would run show too
-    trust_settled_signatures()
+    trust_settled_signatures(env["BUILD_DIR"])
     if not env["VERBOSE"]:
         env.Replace(**SHORT_COMSTRS)
         env.Replace(**{name: line for kind in KERNEL_KINDS.values()

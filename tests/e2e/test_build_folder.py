@@ -84,3 +84,17 @@ def test_a_folder_holding_another_builds_folder_is_taken_and_clean_leaves_that_o
     project.scons(CPU, "-c")
     assert sorted(p.name for p in (project.root / "build").iterdir()) == ["archs"]
     assert (project.root / "build/archs/.iree-kernels-build").is_file()
+
+
+def test_two_build_folders_built_at_once_keep_their_own_records(project):
+    # One .sconsign.dblite at the root: each build wrote back its own view and lost the other's.
+    from harness import scons_argv
+    _elementwise(project)
+    builds = [subprocess.Popen(scons_argv(CPU, f"BUILD_DIR={folder}"), cwd=project.root,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+              for folder in ("b1", "b2")]
+    assert [build.wait(timeout=600) for build in builds] == [0, 0]
+    for folder in ("b1", "b2"):
+        assert project.scons(CPU, f"BUILD_DIR={folder}", "--question").returncode == 0, folder
+        assert (project.root / folder / ".sconsign.dblite").is_file()
+    assert not (project.root / ".sconsign.dblite").exists()

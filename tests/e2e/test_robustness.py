@@ -215,12 +215,12 @@ def _kept_signature(project, database: str, path: str) -> str:
 
 
 @pytest.mark.parametrize("given, algorithm, database", [
-    ((), "sha256", ".sconsign.dblite"),
-    (("--hash-format=md5",), "md5", ".sconsign_md5.dblite")])
+    ((), "sha256", "build/.sconsign.dblite"),
+    (("--hash-format=md5",), "md5", "build/.sconsign_md5.dblite")])
 def test_files_are_hashed_with_sha256_unless_a_format_is_given(project, given, algorithm,
                                                                 database):
     """SHA-256 runs on the CPU's SHA extensions, over twice MD5's speed on a model's big files;
-    the database keeps SCons's name, and a --hash-format given wins (SCons names its database)."""
+    the database keeps SCons's name, in the build folder, and a --hash-format given wins."""
     mlp_on_llvm_cpu(project)
     project.scons(*given)
     module = project.root / "build/llvm-cpu/mlp.vmfb"
