@@ -2,7 +2,10 @@
 removes only what a build writes there."""
 from __future__ import annotations
 
+import shlex
 import subprocess
+
+import pytest
 
 from conftest import REPO
 
@@ -98,3 +101,29 @@ def test_two_build_folders_built_at_once_keep_their_own_records(project):
         assert project.scons(CPU, f"BUILD_DIR={folder}", "--question").returncode == 0, folder
         assert (project.root / folder / ".sconsign.dblite").is_file()
     assert not (project.root / ".sconsign.dblite").exists()
+
+
+def _read_only_view_works() -> bool:
+    try:
+        return subprocess.run(["unshare", "-m", "sh", "-c", "mount --bind / /mnt"],
+                              capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+@pytest.mark.skipif(not _read_only_view_works(), reason="no mount namespace to make a "
+                    "read-only view of the checkout in")
+def test_a_read_only_checkout_answers_question_and_dry_run(project):
+    from harness import scons_argv
+    _elementwise(project)
+    project.scons(CPU)
+    looks = " ; ".join(f"{shlex.join(scons_argv(CPU, *look))} ; echo status $?"
+                       for look in (("--question",), ("-n",), ()))
+    root = shlex.quote(str(project.root))
+    read_only = subprocess.run(["unshare", "-m", "sh", "-c",
+                                f"mount --bind {root} {root} && mount -o remount,bind,ro {root} "
+                                f"{root} && cd {root} && {looks}"],
+                               capture_output=True, text=True, timeout=600)
+    statuses = [line for line in read_only.stdout.splitlines() if line.startswith("status ")]
+    assert statuses == ["status 0", "status 0", "status 2"], read_only.stdout + read_only.stderr
+    assert "scons: *** BUILD_DIR: cannot create " in read_only.stdout        # the build: one line

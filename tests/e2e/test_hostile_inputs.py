@@ -140,6 +140,19 @@ def test_a_second_scons_in_one_checkout_waits_then_refuses(project):
     project.scons()                             # released: the next one builds
 
 
+def test_a_look_shares_the_lock_with_looks_and_help_takes_none(project):
+    project.copy(REPO / "models/mlp.mlir", "models/mlp.mlir")
+    project.write("kernels/demo.toml", MLP_ONLY)
+    project.scons("IREE_TARGETS=llvm-cpu")
+    with open(project.root / "build/.scons-lock") as lock:
+        fcntl.flock(lock, fcntl.LOCK_SH)        # as another --question holds it
+        assert project.scons("IREE_TARGETS=llvm-cpu", "--question", "LOCK_WAIT=0.5").ok
+        fcntl.flock(lock, fcntl.LOCK_EX)        # as a running build holds it
+        assert project.scons("-h", "LOCK_WAIT=0.5").ok
+        looked = project.scons("-n", "LOCK_WAIT=0.5", expect_ok=False)
+    assert "another scons is building in this checkout" in looked.output
+
+
 def test_executable_names_written_like_code_in_a_model_run_nothing(project, tmp_path):
     """A model's function names become executable names, file names and progress lines."""
     project.write("models/ew.mlir", (REPO / "models/elementwise.mlir").read_text()

@@ -9,6 +9,7 @@ import atexit
 import os
 from pathlib import Path
 
+import SCons.SConsign
 import SCons.Script
 
 from iree_kernels.core import toolchains
@@ -19,12 +20,19 @@ from iree_kernels.scons.lock import (MARKER, claim_build_folder, lock_build_fold
 
 
 def lock(env, build) -> None:
-    """One scons at a time in a checkout; a look (-n, --question, -h) at an unbuilt one locks nothing."""
+    """One scons at a time in a checkout. A look (-n, --question) shares the lock with other
+    looks, and in a checkout it cannot write (read-only) takes none; -h reads no build
+    folder, and a look at an unbuilt one locks nothing."""
     looking = any(SCons.Script.GetOption(o) for o in ("no_exec", "question", "help"))
-    if looking and not build.exists():
+    if SCons.Script.GetOption("question"):
+        # --question builds nothing, so it records nothing (SCons writes .sconsign after it
+        # as after a build; -n does not): a read-only checkout answers it.
+        SCons.SConsign.write = lambda: None
+    if looking and not build.exists() or SCons.Script.GetOption("help"):
         return
     claim_build_folder(build.abspath, env["BUILD_DIR"], write=not looking)
-    lock_build_folder(build.abspath, toolchains.seconds(env["LOCK_WAIT"]) or 0)
+    lock_build_folder(build.abspath, toolchains.seconds(env["LOCK_WAIT"]) or 0,
+                      shared=looking)
     toolchains.keep_versions(VersionRecord(Path(build.abspath, VERSIONS_FILE), not looking))
     if not looking:
         remove_leftovers(build.abspath)

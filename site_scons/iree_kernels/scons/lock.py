@@ -60,19 +60,25 @@ def claim_build_folder(folder: str, named: str, write: bool = True) -> None:
 _held_locks: list[int] = []
 
 
-def lock_build_folder(folder: str, wait: float) -> None:
+def lock_build_folder(folder: str, wait: float, shared: bool = False) -> None:
     """Hold ``folder``/.scons-lock for this process's life; wait up to ``wait`` s for another scons.
 
     Two builds in one checkout would write the same files and SCons's records.
+    ``shared``: a look (-n, --question), which writes nothing: it waits for a
+    build only, and where the lock cannot be made (a read-only checkout) it
+    goes on without.
     """
     path = os.path.join(folder, ".scons-lock")
     try:
-        os.makedirs(folder, exist_ok=True)
+        if not shared:
+            os.makedirs(folder, exist_ok=True)
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
                      | os.O_NONBLOCK, 0o666)
     except OSError as e:
         if e.errno == errno.ELOOP:
             fail(f"{path} is a symbolic link; the build never writes through one: remove it")
+        if shared and e.errno in (errno.EACCES, errno.EROFS, errno.EPERM):
+            return
         fail(f"BUILD_DIR: cannot create {path}: {e.strerror}")
     kind = os.fstat(fd).st_mode
     if not stat.S_ISREG(kind):
@@ -81,7 +87,7 @@ def lock_build_folder(folder: str, wait: float) -> None:
     deadline = time.monotonic() + wait
     while True:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
             break
         except BlockingIOError:
             if time.monotonic() >= deadline:
