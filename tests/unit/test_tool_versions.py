@@ -75,3 +75,17 @@ def test_a_damaged_record_is_ignored_and_written_again(tmp_path, program, damage
     toolchains.keep_versions(VersionRecord(kept, writable=True))
     assert "true" in toolchains.version(str(program))
     assert json.loads(kept.read_text())["format"] == tool_versions.FORMAT
+
+
+@pytest.mark.parametrize("planted", ["fifo", "zero", "nested"])
+def test_a_record_that_is_no_record_is_read_as_empty_at_once(tmp_path, planted):
+    # A FIFO blocked every command, a link to /dev/zero was read whole, deep JSON recursed.
+    path = tmp_path / tool_versions.FILE
+    if planted == "fifo":
+        os.mkfifo(path)
+    elif planted == "zero":
+        path.symlink_to("/dev/zero")
+    else:
+        path.write_text("[" * 200000)
+    record = tool_versions.VersionRecord(path, writable=True)
+    assert record.get("/bin/true", "--version", [1]) is None

@@ -13,10 +13,11 @@ import shutil
 import threading
 from pathlib import Path
 
-from iree_kernels.core.files import write_atomically
+from iree_kernels.core.files import read_text, write_atomically
 
 FILE = ".tool-versions.json"
 FORMAT = 1
+RECORD_LIMIT = 16 * 1024 * 1024       # bytes: a record of a few programs is a few KiB
 _ELF = b"\x7fELF"
 
 
@@ -52,9 +53,11 @@ class VersionRecord:
         self._lock = threading.Lock()       # steps on SCons's job threads ask versions too
 
     def _read(self) -> dict:
+        """What the file holds; nothing where it is not a record this build wrote (a FIFO, a
+        link to /dev/zero, JSON nested too deep): it is then written anew."""
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = json.loads(read_text(self.path, limit=RECORD_LIMIT))
+        except (OSError, ValueError, RecursionError):
             return {}
         if not isinstance(data, dict) or data.get("format") != FORMAT or \
                 not isinstance(data.get("versions"), dict):
