@@ -36,6 +36,7 @@ from pathlib import Path
 
 import SCons.Action
 import SCons.Builder
+import SCons.Errors
 import SCons.Scanner
 
 from iree_kernels.ir import listing
@@ -112,6 +113,11 @@ def _scan_imports(node, env, path):
                 for candidate in (folder.File("/".join(parts) + ".py"),
                                   folder.File("/".join(parts + ["__init__.py"]))):
                     if candidate.exists() and candidate.is_under(top) and candidate != node:
+                        why = not_regular(candidate.abspath)
+                        if why:             # hashing a FIFO blocks, /dev/zero never ends
+                            raise SCons.Errors.UserError(
+                                f"{candidate.get_path()}: a module {node.get_path()} imports "
+                                f"is {why}, not a regular file")
                         found.append(candidate)
     return list(dict.fromkeys(found))
 

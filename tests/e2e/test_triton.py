@@ -73,6 +73,12 @@ def test_a_triton_kernel_builds_into_a_cuda_module(saxpy):
     assert saxpy.scons("IREE_TARGETS=cuda").ran("TRITON") == ["build/cuda/saxpy/main_dispatch_0.ptx"]
     saxpy.write("kernels/scale.py", "SCALE = 3.0\n")
     assert saxpy.scons("IREE_TARGETS=cuda").ran("TRITON") == ["build/cuda/saxpy/main_dispatch_0.ptx"]
+    # A helper that is no regular file is one line: SCons hashing it blocked or never ended.
+    (saxpy.root / "kernels/scale.py").unlink()
+    (saxpy.root / "kernels/scale.py").symlink_to("/dev/zero")
+    refused = saxpy.scons("IREE_TARGETS=cuda", expect_ok=False)
+    assert "kernels/scale.py: a module kernels/saxpy.py imports is a character device, not a " \
+        "regular file\n" in refused.output and refused.returncode == 2
 
 
 def test_a_triton_kernel_builds_into_a_hip_module(saxpy):
