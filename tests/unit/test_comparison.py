@@ -87,3 +87,19 @@ def test_ulp_distance_crosses_zero():
 def test_a_tolerance_that_would_pass_any_output_is_refused(key, value, problem):
     assert tolerance_error(key, value) == problem
     assert tolerance_error(key, 1e-5 if key != "ulp" else 4) is None
+
+
+def test_a_value_claiming_more_than_it_holds_is_refused_not_allocated(tmp_path):
+    # An inline 100000x100000x100000xf32 and a .npy header claiming 2^40 floats were
+    # MemoryError stacks.
+    with pytest.raises(ValueError, match="has 1000000000000000 elements, over the 4 GiB"):
+        parse_value("100000x100000x100000xf32=1")
+    small = tmp_path / "small.npy"
+    with open(small, "wb") as f:
+        np.lib.format.write_array_header_1_0(f, {"descr": "<f4", "fortran_order": False,
+                                                 "shape": (2 ** 40,)})
+        f.write(bytes(16))
+    with pytest.raises(ValueError, match="mmap length is greater than file size"):
+        parse_value("@small.npy", tmp_path)
+    np.save(small, np.arange(4, dtype=np.float32))
+    assert parse_value("@small.npy", tmp_path).tolist() == [0, 1, 2, 3]

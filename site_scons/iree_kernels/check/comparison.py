@@ -15,6 +15,7 @@ This module runs nothing.
 """
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
@@ -32,10 +33,15 @@ _DTYPES = {"f16": np.float16, "bf16": None, "f32": np.float32, "f64": np.float64
 _VALUE_RE = re.compile(r"^(?:(?P<shape>(?:\d+x)*))(?P<type>[a-z]+\d+)(?:=(?P<values>.*))?$", re.S)
 
 
+MAX_VALUE_BYTES = 4 << 30
+
+
 def parse_value(text: str, root: str | Path = ".") -> np.ndarray:
     """An input or output as iree-run-module reads it; ``@path`` is a .npy file under ``root``."""
     if text.startswith("@"):
-        return np.load(Path(root) / text[1:])
+        # Mapped: a header claiming more data than the file holds is a ValueError, not an
+        # allocation of what it claims.
+        return np.load(Path(root) / text[1:], mmap_mode="r")
     found = _VALUE_RE.match(text.strip())
     if not found or found.group("type") not in _DTYPES or _DTYPES[found.group("type")] is None:
         raise ValueError(f"'{text[:60]}' is not a value this check reads "
@@ -45,7 +51,10 @@ def parse_value(text: str, root: str | Path = ".") -> np.ndarray:
     dtype = _DTYPES[found.group("type")]
     numbers = np.array([float(v) if dtype().dtype.kind == "f" else int(v)
                         for v in values.split()], dtype=dtype)
-    count = int(np.prod(shape)) if shape else 1
+    count = math.prod(shape)
+    if count * dtype().itemsize > MAX_VALUE_BYTES:
+        raise ValueError(f"'{text[:60]}' has {count} elements, over the "
+                         f"{MAX_VALUE_BYTES >> 30} GiB a value written inline may hold")
     if numbers.size == 1 and count != 1:
         return np.full(shape, numbers[0], dtype=dtype)
     if numbers.size != count:
