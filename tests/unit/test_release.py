@@ -358,3 +358,54 @@ def test_a_git_that_does_not_answer_is_an_error(tmp_path, monkeypatch):
 def test_the_lock_holds_the_checkout_state():
     state = {"commit": "c" * 40, "dirty": False, "changes": []}
     assert lock_record([], EPOCH, state)["checkout"] == state
+
+
+def test_a_sparse_member_is_refused_without_reading_its_holes(tmp_path):
+    # 807 bytes held a 64 GiB member that verify-release hashed whole.
+    import shutil
+    import time
+    if shutil.which("tar") is None:
+        pytest.skip("no tar")
+    lock, _ = _good_lock(tmp_path)
+    folder = tmp_path / "sparse"
+    (folder / "build/vulkan").mkdir(parents=True)
+    (folder / "lock.json").write_bytes(lock)
+    with open(folder / "build/vulkan/mlp.vmfb", "wb") as f:
+        f.truncate(64 << 30)
+    archive = tmp_path / "sparse.tar.gz"
+    subprocess.run(["tar", "--sparse", "-czf", str(archive), "-C", str(folder), "lock.json",
+                    "build/vulkan/mlp.vmfb"], check=True, timeout=120)
+    assert archive.stat().st_size < 64 << 10
+    start = time.monotonic()
+    assert "member build/vulkan/mlp.vmfb is a sparse file, which no release holds" in \
+        _refused(tmp_path, archive.read_bytes())
+    assert time.monotonic() - start < 30
+
+
+def test_an_archive_appended_to_a_release_is_refused(tmp_path):
+    lock, module = _good_lock(tmp_path)
+    release = archive_bytes({"lock.json": lock, "build/vulkan/mlp.vmfb": module}, EPOCH)
+    appended = archive_bytes({"build/vulkan/mlp.vmfb": b"evil"}, EPOCH)
+    assert "holds data after the end of its tar archive" in _refused(tmp_path, release + appended)
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda m: m.update(source="models/mlp.mlir"), "module #1.source is str, not an object"),
+    (lambda m: m.update(tools=["iree-compile"]), "module #1.tools is list, not an object"),
+    (lambda m: m["flag_files"]["options"].update(text=3),
+     "module #1.flag_files.options.text is int, not str"),
+    (lambda m: m["substitutions"].append({"executable": "x"}), "module #1.substitutions[1] "
+     "lacks mode"),
+])
+def test_a_lock_entry_of_the_wrong_shape_is_one_line(tmp_path, edit, message):
+    lock, module = _good_lock(tmp_path)
+    parsed = json.loads(lock)
+    edit(parsed["modules"][0])
+    content = archive_bytes({"lock.json": json.dumps(parsed).encode(),
+                             "build/vulkan/mlp.vmfb": module}, EPOCH)
+    assert f"lock.json: {message}" in _refused(tmp_path, content)
+
+
+def test_a_lock_nested_too_deep_is_one_line(tmp_path):
+    content = archive_bytes({"lock.json": b"[" * 100000}, EPOCH)
+    assert "lock.json nests deeper than any lock record" in _refused(tmp_path, content)

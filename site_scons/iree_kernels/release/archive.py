@@ -24,7 +24,8 @@ from pathlib import Path
 
 from iree_kernels.core.errors import UserError
 from iree_kernels.core.files import NotRegularFile, open_file
-from iree_kernels.release.lock import LOCK_FORMAT, LOCK_MEMBER, MODULE_KEYS
+from iree_kernels.release.lock import (LOCK_FORMAT, LOCK_MEMBER, MODULE_KEYS, MODULE_SHAPE,
+                                       shape_error)
 
 MEMBER_MODE = 0o644
 
@@ -76,6 +77,9 @@ def _check_lock(lock: dict, path: str) -> None:
         if missing:
             raise UserError(f"{LOCK_MEMBER}: module #{index + 1} lacks {', '.join(missing)}",
                             file=path)
+        problem = shape_error(module, MODULE_SHAPE, f"module #{index + 1}")
+        if problem:
+            raise UserError(f"{LOCK_MEMBER}: {problem}", file=path)
         key = (str(module["target"]), str(module["model"]))
         if key in seen:
             raise UserError(f"{LOCK_MEMBER}: module #{index + 1} ({key[0]}/{key[1]}) is "
@@ -144,31 +148,42 @@ def read_release(path: str | Path) -> Release:
         with open_file(path) as raw:
             size = os.fstat(raw.fileno()).st_size
             budget = min(MAX_RELEASE_BYTES, max(MIN_BUDGET, MAX_RATIO * size))
-            with gzip.GzipFile(fileobj=raw, mode="rb") as gz, \
-                    tarfile.open(fileobj=io.BufferedReader(_Bounded(gz, budget)),
-                                 mode="r|") as tar:
-                for info in tar:
-                    why = unsafe_member_name(info.name)
-                    if why:
-                        raise UserError(f"member {info.name!r} is {why}", file=where)
-                    if not info.isreg():
-                        raise UserError(f"member {info.name} is {_member_kind(info)}, not a "
-                                        "regular file", file=where)
-                    if info.name in members:
-                        raise UserError(f"member {info.name} is in the archive twice",
-                                        file=where)
-                    content = tar.extractfile(info)
-                    digest = hashlib.sha256()
-                    if info.name == LOCK_MEMBER:
-                        if info.size > MAX_LOCK_BYTES:
-                            raise UserError(f"{LOCK_MEMBER} is larger than "
-                                            f"{MAX_LOCK_BYTES >> 20} MiB", file=where)
-                        lock_data = content.read()
-                        digest.update(lock_data)
-                    else:
-                        for block in iter(lambda: content.read(1 << 20), b""):
-                            digest.update(block)
-                    members[info.name] = digest.hexdigest()
+            with gzip.GzipFile(fileobj=raw, mode="rb") as gz:
+                stream = io.BufferedReader(_Bounded(gz, budget))
+                with tarfile.open(fileobj=stream, mode="r|") as tar:
+                    for info in tar:
+                        why = unsafe_member_name(info.name)
+                        if why:
+                            raise UserError(f"member {info.name!r} is {why}", file=where)
+                        if not info.isreg():
+                            raise UserError(f"member {info.name} is {_member_kind(info)}, not a "
+                                            "regular file", file=where)
+                        if info.issparse():     # its holes are read as zeros, unbounded
+                            raise UserError(f"member {info.name} is a sparse file, which no "
+                                            "release holds", file=where)
+                        if info.size > budget:
+                            raise OverflowError()       # a bomb: said as one
+                        if info.name in members:
+                            raise UserError(f"member {info.name} is in the archive twice",
+                                            file=where)
+                        content = tar.extractfile(info)
+                        digest = hashlib.sha256()
+                        if info.name == LOCK_MEMBER:
+                            if info.size > MAX_LOCK_BYTES:
+                                raise UserError(f"{LOCK_MEMBER} is larger than "
+                                                f"{MAX_LOCK_BYTES >> 20} MiB", file=where)
+                            lock_data = content.read()
+                            digest.update(lock_data)
+                        else:
+                            for block in iter(lambda: content.read(1 << 20), b""):
+                                digest.update(block)
+                        members[info.name] = digest.hexdigest()
+                # After the tar's end only zeros (its padding): a second gzip member or tar
+                # appended was read past, unverified.
+                for block in iter(lambda: stream.read(1 << 20), b""):
+                    if block.count(0) != len(block):
+                        raise UserError("holds data after the end of its tar archive (a "
+                                        "second archive appended?)", file=where)
     except FileNotFoundError:
         raise UserError("release archive not found", file=where) from None
     except NotRegularFile as e:
@@ -185,6 +200,8 @@ def read_release(path: str | Path) -> Release:
         lock = json.loads(lock_data)
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise UserError(f"{LOCK_MEMBER} is not JSON: {e}", file=where)
+    except RecursionError:
+        raise UserError(f"{LOCK_MEMBER} nests deeper than any lock record", file=where) from None
     if not isinstance(lock, dict) or lock.get("format") != LOCK_FORMAT:
         raise UserError(f"{LOCK_MEMBER} is not a lock record of format {LOCK_FORMAT}",
                         file=where)

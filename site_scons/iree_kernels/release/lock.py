@@ -26,6 +26,48 @@ LOCK_MEMBER = "lock.json"
 MODULE_KEYS = ("model", "target", "source", "substitutions", "flag_files", "tools", "module")
 
 
+# The shape of a module's entry, as verify-release reads it back: a dict of fields (those a
+# "?" ends are optional), a one-item list for a list of those, a type for a value.
+_FILE_SHAPE = {"path": str, "sha256": str}
+_FLAGS_SHAPE = {"path": str, "sha256": str, "text": str}
+MODULE_SHAPE = {
+    "model": str, "target": str, "source": _FILE_SHAPE, "module": _FILE_SHAPE,
+    "substitutions": [{"executable": str, "mode": str, "kernel?": _FILE_SHAPE,
+                       "compiled?": _FILE_SHAPE, "wrapper?": _FILE_SHAPE,
+                       "passes?": _FILE_SHAPE, "objects?": [_FILE_SHAPE]}],
+    "flag_files": {"options": _FLAGS_SHAPE, "substitutions": _FLAGS_SHAPE},
+    "tools": {str: str},
+}
+
+
+def shape_error(value, shape, where: str) -> str | None:
+    """Where ``value`` is not of ``shape`` (MODULE_SHAPE's notation), or None."""
+    if isinstance(shape, type):
+        return None if isinstance(value, shape) and not isinstance(value, bool) else \
+            f"{where} is {type(value).__name__}, not {shape.__name__}"
+    if isinstance(shape, list):
+        if not isinstance(value, list):
+            return f"{where} is {type(value).__name__}, not a list"
+        return next(filter(None, (shape_error(v, shape[0], f"{where}[{i}]")
+                                  for i, v in enumerate(value))), None)
+    if not isinstance(value, dict):
+        return f"{where} is {type(value).__name__}, not an object"
+    if str in shape:                    # any keys: each value of one shape
+        return next(filter(None, (shape_error(k, str, f"{where} key") or
+                                  shape_error(v, shape[str], f"{where}.{k}")
+                                  for k, v in value.items())), None)
+    for key, inner in shape.items():
+        name = key.rstrip("?")
+        if name not in value:
+            if key.endswith("?"):
+                continue
+            return f"{where} lacks {name}"
+        problem = shape_error(value[name], inner, f"{where}.{name}")
+        if problem:
+            return problem
+    return None
+
+
 def sha256_file(path: str | Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as f:
