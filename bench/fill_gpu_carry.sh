@@ -49,14 +49,18 @@ IFS=, read -ra names <<< "$models"
 for name in "${names[@]}"; do
   [[ -n $name ]] || continue
   if [[ $name == torch_* ]]; then
-    "$python" bench/corpus.py "$work/corpus" --only "$name" --scale 16 >/dev/null
+    "$python" -m bench.corpus "$work/corpus" --only "$name" --scale 16 >/dev/null
     model=$work/corpus/$name.mlir
+    if [[ -f $work/corpus/$name.pt2 ]]; then      # a .pt2: imported as the build imports it
+      "$python" -P site_scons/iree_kernels/data/import_torch.py "$work/corpus/$name.pt2" \
+        -o "$model"
+    fi
   else
-    "$python" bench/corpus.py "$work/corpus" --only "$name" --onnx "${name#onnx_}" >/dev/null
+    "$python" -m bench.corpus "$work/corpus" --only "$name" --onnx "${name#onnx_}" >/dev/null
     .venv/bin/iree-import-onnx "$work/corpus/$name.onnx" --opset-version 17 -o "$work/$name.mlir"
     model=$work/$name.mlir
   fi
-  "$python" bench/dense_resources.py strip "$model" "$work/tools/models/$name.blobs"
+  "$python" -m bench.dense_resources strip "$model" "$work/tools/models/$name.blobs"
 done
 tar cf - -C "$work/tools" . | zstd -q -19 > .perf/tools.tar.zst
 "$python" -c 'import lzma, shutil, sys; shutil.copyfileobj(open(sys.argv[1], "rb"), lzma.open(sys.argv[2], "wb", preset=9))' \
