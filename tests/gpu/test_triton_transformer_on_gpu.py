@@ -98,8 +98,8 @@ def build() -> None:
         (ROOT / folder).mkdir(parents=True, exist_ok=True)
     shutil.copyfile(REPO / "SConstruct", ROOT / "SConstruct")
     if not (ROOT / f"models/{MODEL}.pt2").is_file():
-        subprocess.run([sys.executable, str(REPO / "bench/corpus.py"), str(ROOT / "models"),
-                        *CORPUS, "--root", str(ROOT)], check=True, timeout=600)
+        subprocess.run([sys.executable, "-m", "bench.corpus", str(ROOT / "models"),
+                        *CORPUS, "--root", str(ROOT)], cwd=REPO, check=True, timeout=600)
     shutil.copyfile(REPO / "kernels/triton/attention_scores.py",
                     ROOT / "kernels/attention_scores.py")
     variants = []
