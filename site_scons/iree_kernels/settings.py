@@ -90,6 +90,9 @@ SETTINGS: tuple[Setting, ...] = (
             "benchmarks", "sources"),
     Setting("IREE_BENCHMARKFLAGS", "iree-benchmark-module flags of 'scons bench'",
             BENCHMARK_FLAGS, dollar=_ESCAPED),
+    Setting("REMEASURE", "make 'scons bench' time every kernel again (by default a kernel "
+            "whose files, executable, options, device, flags and tools are unchanged keeps "
+            "its timing)", "no", "bool"),
     Setting("IREE_HOTSPOTFLAGS", "iree-benchmark-module flags of 'scons hotspots'",
             "--benchmark_repetitions=5 --benchmark_min_time=0.01s --batch_size=4"),
     Setting("SCAFFOLD", "for 'scons scaffold': MODEL/TARGET/EXECUTABLE to write a kernel "

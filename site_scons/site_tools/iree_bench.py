@@ -15,10 +15,13 @@ Variables:
   IREE_BENCHMARK_MODULE   the iree-benchmark-module program
   IREE_BENCHMARKFLAGS     its flags (default: iree_kernels.settings)
   IREE_RUN_DEVICE         the device to time on
-Both builders always run when asked for: a measurement is not up to date.
+Both builders always run when asked for; a kernel timed before with the same files,
+executable, options, device, flags and tools keeps its timing (``Measurements``, in
+``microbenchmarks.measured/``) unless REMEASURE=yes.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 from pathlib import Path
@@ -57,13 +60,63 @@ def run_microbenchmarks(target, source, env):
     device = env["IREE_RUN_DEVICE"]
     available = runtime.device_driver(device) in runtime.available_drivers(
         env.subst("$IREE_RUN_MODULE"), timeouts(env))
+    measured = Path(target[0].abspath).with_suffix(".measured")
+    kept = Measurements(measured, again=env["REMEASURE"])
     with Program(Path(ops).read_text(), ops) as sources:
         results = [_measure(env, sub, found.get(sub.executable), sources, work, options,
-                            device, available) for sub in record.substitutions]
+                            device, available, kept) for sub in record.substitutions]
+    kept.forget_the_rest()
     write_atomically(target[0].abspath, benchmarks.to_json(results))
 
 
-def _measure(env, sub, found, sources, work, options, device, available):
+class Measurements:
+    """Timings kept by what was timed (``key``): the benchmark's source, the kernel's flags and
+    files, the options, device, flags and tools; a call times again only what changed, or
+    everything with REMEASURE=yes. Each is a folder: its modules and result.json."""
+
+    def __init__(self, folder: Path, again: bool) -> None:
+        self.folder, self.again, self.used = folder, again, set()
+
+    def key(self, *parts: str | bytes) -> str:
+        digest = hashlib.sha256()
+        for part in parts:
+            data = part.encode() if isinstance(part, str) else part
+            digest.update(len(data).to_bytes(8, "little") + data)
+        return digest.hexdigest()[:32]
+
+    def place(self, key: str) -> Path:
+        self.used.add(key)
+        return self.folder / key
+
+    def taken(self, key: str) -> benchmarks.Result | None:
+        if self.again:
+            return None
+        try:
+            (result,) = benchmarks.from_json((self.place(key) / "result.json").read_text())
+        except (OSError, ValueError, TypeError):
+            return None
+        return result
+
+    def keep(self, key: str, result: benchmarks.Result) -> None:
+        write_atomically(str(self.place(key) / "result.json"), benchmarks.to_json([result]))
+
+    def forget_the_rest(self) -> None:
+        if self.folder.is_dir():
+            for entry in self.folder.iterdir():
+                if entry.name not in self.used:
+                    shutil.rmtree(entry, ignore_errors=True)
+
+
+def _files_named(flags: list[str]) -> list[bytes]:
+    """The bytes of each file a substitution flag names (NAME=PATH)."""
+    found = []
+    for flag in flags:
+        path = Path(flag.rpartition("=")[2])
+        found.append(path.read_bytes() if path.is_file() else b"")
+    return found
+
+
+def _measure(env, sub, found, sources, work, options, device, available, kept=None):
     result = benchmarks.Result(sub.model, sub.target, sub.executable, sub.export, sub.kernel,
                                device=device)
     if found is None:
@@ -71,9 +124,22 @@ def _measure(env, sub, found, sources, work, options, device, available):
         return result
     dumped, result.shapes = found
     source = work / f"{dumped.stem}.source.mlir"
-    source.write_text(benchmarks.with_source(dumped, sources, sub.executable))
-    plain, substituted = work / f"{sub.executable}.plain.vmfb", work / f"{sub.executable}.vmfb"
+    text = benchmarks.with_source(dumped, sources, sub.executable)
+    source.write_text(text)
     iree_compile = env.subst("$IREE_COMPILE")
+    folder = work
+    if kept is not None:
+        key = kept.key(text, *sub.flags, *_files_named(sub.flags), Path(options).read_text(),
+                       device, env.subst("$IREE_BENCHMARKFLAGS"), result.shapes,
+                       str(toolchains.version(iree_compile)),
+                       str(toolchains.version(env.subst("$IREE_BENCHMARK_MODULE"))))
+        taken = kept.taken(key)
+        if taken is not None:
+            return taken
+        folder = kept.place(key)
+        folder.mkdir(parents=True, exist_ok=True)
+    plain, substituted = (folder / f"{sub.executable}.plain.vmfb",
+                          folder / f"{sub.executable}.vmfb")
     limits = timeouts(env)
     notes, compiled = [], []
     # One executable that does not compile (a wrapped kernel standing in for one IREE cannot
@@ -98,6 +164,8 @@ def _measure(env, sub, found, sources, work, options, device, available):
             result.substituted_us = benchmarks.time_per_dispatch(program, substituted, device,
                                                                  flags, limits)
     result.note = "; ".join(notes)
+    if kept is not None and available:          # what was timed, or could not be
+        kept.keep(key, result)
     return result
 
 

@@ -111,3 +111,13 @@ file = "kernels/llvm-cpu/square.mlir"
     assert [(r["model"], r["executable"]) for r in results] == [("mlp", "main_dispatch_1")]
     assert results[0]["plain_us"] > 0 and results[0]["substituted_us"] > 0
     assert (mlp.root / "build/bench/microbenchmarks.png").read_bytes()[:4] == b"\x89PNG"
+    # Again: the same kernel, executable and flags keep their timing; REMEASURE=yes times again.
+    (kept,) = (mlp.root / "build/llvm-cpu/mlp/microbenchmarks.measured").glob("*/result.json")
+    timed = kept.stat().st_mtime_ns
+    mlp.scons("bench", "IREE_TARGETS=llvm-cpu",
+              "IREE_BENCHMARKFLAGS=--benchmark_repetitions=2 --batch_size=10")
+    assert json.loads(mlp.read("build/bench/microbenchmarks.json")) == results
+    assert kept.stat().st_mtime_ns == timed
+    mlp.scons("bench", "IREE_TARGETS=llvm-cpu", "REMEASURE=yes",
+              "IREE_BENCHMARKFLAGS=--benchmark_repetitions=2 --batch_size=10")
+    assert kept.stat().st_mtime_ns != timed

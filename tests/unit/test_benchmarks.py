@@ -103,3 +103,45 @@ def test_a_benchmark_that_does_not_compile_is_a_note_and_the_rest_goes_on(tmp_pa
                            "'func.call' op wrapped kernel stands in for what IREE cannot "
                            "compile; no 'local-sync' device here")
     assert result.plain_module == "main_dispatch_0.plain.vmfb" and result.module == ""
+
+
+def test_a_kernel_timed_before_keeps_its_timing_until_what_was_timed_changes(
+        tmp_path, monkeypatch, benchmark_module):
+    # Every 'scons bench' timed every kernel again: 4m38s for five CPU kernels.
+    import SCons.Environment
+    import iree_kernels
+    from iree_kernels.module.substitution import Applied
+    from site_tools import iree_bench
+    compiler = tmp_path / "iree-compile"
+    compiler.write_text(f"#!{sys.executable}\nimport sys\n"
+                        "open(sys.argv[sys.argv.index('-o') + 1], 'w').write('module')\n")
+    compiler.chmod(0o755)
+    env = SCons.Environment.Environment(tools=["iree_bench"], toolpath=[iree_kernels.tool_path()],
+                                        IREE_COMPILE=str(compiler),
+                                        IREE_BENCHMARK_MODULE=benchmark_module)
+    monkeypatch.setattr(benchmarks, "with_source", lambda dumped, sources, name: "module {}")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "options.flags").write_text("--iree-hal-target-device=local\n")
+    (tmp_path / "k.mlir").write_text("kernel 1")
+    sub = Applied("m", "llvm-cpu", "main_dispatch_0", "e", "k.mlir",
+                  "--iree-hal-substitute-executable-source=main_dispatch_0=k.mlir", {})
+    found = (tmp_path / "module_main_dispatch_0_benchmark.mlir", "")
+    argv = tmp_path / "argv"
+
+    def measure(again=False):
+        argv.unlink(missing_ok=True)
+        kept = iree_bench.Measurements(tmp_path / "measured", again)
+        result = iree_bench._measure(env, sub, found, None, tmp_path, "options.flags",
+                                     "local-sync", True, kept)
+        kept.forget_the_rest()
+        return result, argv.exists()
+
+    first, timed = measure()
+    assert timed and first.plain_us == first.substituted_us == 4.5     # the median of RUNS
+    again, timed = measure()
+    assert not timed and again == first
+    (tmp_path / "k.mlir").write_text("kernel 2")             # the kernel changed
+    _, timed = measure()
+    assert timed and len(list((tmp_path / "measured").iterdir())) == 1
+    _, timed = measure(again=True)                           # REMEASURE=yes
+    assert timed
