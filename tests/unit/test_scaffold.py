@@ -293,6 +293,19 @@ def test_what_to_compute_is_read_from_the_dispatch_body():
     assert several.value == "%7#1" and several.binding == 2
 
 
+def test_a_folded_resource_constants_elements_are_read_from_the_dump():
+    text = CONV.replace("dense<[1.000000e-01, 2.000000e-01, 3.000000e-01, 4.000000e-01]>",
+                        "dense_resource<bias>")
+    text += ('\n{-#\n  dialect_resources: {\n    builtin: {\n      bias: "0x04000000'
+             + "".join(f"{b:02X}" for b in __import__("struct").pack("<4f", 1, 2, 3, 4))
+             + '"\n    }\n  }\n#-}\n')
+    constant = dispatch_body.read(text).constants[1]
+    assert constant.elements == (1.0, 2.0, 3.0, 4.0) and constant.identifier == "cst_0"
+    splat = dispatch_body.read(CONV.replace("dense<[1.000000e-01, 2.000000e-01, 3.000000e-01, "
+                                            "4.000000e-01]>", "dense<5.0>")).constants[1]
+    assert splat.elements == ()             # one value: the kernel writes it as a number
+
+
 def test_constants_say_how_the_kernel_gets_them_and_long_ones_are_cut():
     splat = dispatch_body.Constant("%cst", "tensor<4x4x3x3xf32>", "dense<2.500000e-01>")
     assert splat.describe().endswith("(a splat: every element is that one value)")
@@ -318,6 +331,11 @@ def test_skeletons_carry_the_body_constants_and_output_window_as_comments(langua
            "iterator_types = [\"parallel\", \"parallel\", \"parallel\"]} ins(%7, %cst_0 : " \
            "tensor<4x8x8xf32>, tensor<4xf32>) outs(%5 : tensor<4x8x8xf32>) {" in comments
     assert any(line.startswith("//   %cst_0 : tensor<4xf32> = dense<[") for line in comments)
+    # ... and its values written out, as the language declares an array.
+    declared = {"c": "static const float cst_0[4] = {\n    0.1f, 0.2f, 0.3f, 0.4f\n};",
+                "cuda": "__device__ const float cst_0[4] = {\n    0.1f, 0.2f, 0.3f, 0.4f\n};",
+                "glsl": "const float cst_0[4] = float[4](\n    0.1, 0.2, 0.3, 0.4\n);"}
+    assert f"// %cst_0 : tensor<4xf32>, row-major\n{declared[language]}\n" in text
     assert any(line.startswith("//   binding 2 (readwrite 4x10x10xf32 at byte offset 1600): "
                                "%8 goes in [0:4, 1:9, 1:9]") for line in comments)
 

@@ -31,6 +31,10 @@ _CONSTANT = re.compile(r"^(%[\w.$#-]+) = arith\.constant (.*) : (\S+)$")
 _RESULT = re.compile(r"^(%[\w.$#-]+(?::\d+)?(?:, %[\w.$#-]+)*) = ([\w.]+)")
 _WINDOW = re.compile(r"offsets = \[([^\]]*)\], sizes = \[([^\]]*)\], strides = \[([^\]]*)\]")
 _SHOWN = 160          # characters of a constant's value shown; the dumped source has them all
+WRITTEN_OUT = 1 << 16          # elements of a folded constant a skeleton writes out
+_NUMPY_TYPES = {"f32": "<f4", "f64": "<f8", "i8": "<i1", "i16": "<i2", "i32": "<i4",
+                "i64": "<i8", "i1": "<u1"}
+_RESOURCE = re.compile(r'^\s*"?([\w.$-]+)"?: "0x([0-9A-Fa-f]*)"', re.M)
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,19 @@ class Constant:
     name: str            # its SSA name in the body: "%cst_0"
     type: str            # "tensor<4xf32>", "f32"
     value: str           # as printed, cut at _SHOWN characters
+    # Every element, in row-major order, where the tensor is not a splat and has at most
+    # WRITTEN_OUT of them: what a skeleton writes out as an array.
+    elements: tuple = field(default=(), compare=False)
+
+    @property
+    def element_type(self) -> str:
+        found = re.fullmatch(r"tensor<(?:[0-9]+x)*(\w+)>", self.type)
+        return found.group(1) if found else ""
+
+    @property
+    def identifier(self) -> str:
+        """Its name as a C or GLSL identifier: "cst_0"."""
+        return re.sub(r"\W", "_", self.name.lstrip("%"))
 
     def describe(self) -> str:
         """``%cst_0 : tensor<4xf32> = dense<[...]> (4 values: ...)``: how the kernel gets it."""
@@ -125,9 +142,10 @@ def read(text: str) -> Body:
             if type_ == "index":
                 indices[name] = value
                 continue
+            elements = _elements(value, type_, text)
             if len(value) > _SHOWN:
                 value = value[:_SHOWN] + "...(cut: the dumped source has every value)"
-            constants.append(Constant(name, type_, value))
+            constants.append(Constant(name, type_, value, elements))
             continue
         load = _LOAD.match(first)
         if load and load.group(2) in bindings:
@@ -192,3 +210,40 @@ def _statements(text: str) -> list[list[str]] | None:
         elif statements:
             statements[-1].append(line[base:])
     return statements
+
+
+def _elements(value: str, type_: str, text: str) -> tuple:
+    """The elements of a folded tensor constant (``dense<[...]>``, ``dense<"0x...">`` or
+    ``dense_resource<name>`` with its data in ``text``'s resources); () for a splat, a type
+    without a numpy equivalent, or more than WRITTEN_OUT elements."""
+    import numpy as np                     # only where a skeleton is written
+    shape = re.fullmatch(r"tensor<((?:[0-9]+x)*)(\w+)>", type_)
+    if not shape or shape.group(2) not in _NUMPY_TYPES:
+        return ()
+    count = 1
+    for d in shape.group(1).split("x")[:-1]:
+        count *= int(d)
+    if not 1 < count <= WRITTEN_OUT:
+        return ()
+    dtype = np.dtype(_NUMPY_TYPES[shape.group(2)])
+    data = None
+    resource = re.fullmatch(r"dense_resource<([\w.$-]+)>", value)
+    if resource:
+        blobs = {m.group(1): m.group(2) for m in _RESOURCE.finditer(
+            text[text.find("{-#"):]) } if "{-#" in text else {}
+        blob = blobs.get(resource.group(1))
+        data = bytes.fromhex(blob)[4:] if blob else None       # 4 bytes: the alignment
+    elif (hexadecimal := re.fullmatch(r'dense<"0x([0-9A-Fa-f]*)">', value)):
+        data = bytes.fromhex(hexadecimal.group(1))
+    elif value.startswith("dense<[") and value.endswith("]>"):
+        if "0x" in value:                   # bit patterns of floats: not written out
+            return ()
+        words = re.findall(r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|inf|nan|true|false)",
+                           value[6:-1])
+        if len(words) != count:
+            return ()
+        numbers = [1 if w == "true" else 0 if w == "false" else float(w) for w in words]
+        return tuple(np.array(numbers).astype(dtype).tolist())
+    if data is None or len(data) != count * dtype.itemsize:
+        return ()
+    return tuple(np.frombuffer(data, dtype).tolist())

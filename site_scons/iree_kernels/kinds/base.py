@@ -38,6 +38,8 @@ class Scaffold:
     copied); ``entry_template``: the entry's lines giving the launch shape, where
     the kind has its own; ``values(outputs)``: more the templates are given,
     ``outputs`` being the output's element count as an expression ('' unknown).
+    ``constant_array``: how a constant folded into the executable is written out
+    (``project.scaffold.constant_arrays``), in the types of the template's bindings.
     """
     language: str
     targets: tuple[str, ...] | None       # None: any target
@@ -47,6 +49,9 @@ class Scaffold:
     default_for: tuple[str, ...] = ()     # the targets whose skeletons are in it by default
     entry_template: str = ""
     values: Callable[[str], Mapping[str, Any]] = lambda outputs: {}
+    # How a folded constant is written out: (opening, closing, suffix of an f32 literal);
+    # the opening takes {type}, {name} and {count}. (): it is not.
+    constant_array: tuple[str, str, str] = ()
 
 
 @dataclass(frozen=True)

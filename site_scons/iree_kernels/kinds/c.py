@@ -16,7 +16,8 @@ KINDS = (
     KernelKind(".c", "a C kernel", ("llvm-cpu",), "wrapped", ("wrapped",), _NATIVE_WHY, ".o",
                tool="elf_object", short_lines=(("ELFCOMSTR", "CC       $SOURCE"),),
                scaffold=Scaffold("c", ("llvm-cpu",), "scaffold/kernel.c.j2", "wrapped",
-                                 default_for=("llvm-cpu",)),
+                                 default_for=("llvm-cpu",),
+                                 constant_array=("static const {type} {name}[{count}] = {{", "};", "f")),
                schema_comment=_COMMENT,
                doc="compiles it for IREE's embedded ELF target (clang), links it through a "
                    "generated wrapper"),

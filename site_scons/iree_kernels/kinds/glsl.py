@@ -15,7 +15,8 @@ KINDS = (
     KernelKind(".glsl", "a GLSL compute shader", ("vulkan",), "object", GPU_MODES, GPU_WHY,
                ".spv", tool="glsl", entry_point_main=True, short_lines=(("SPIRVCOMSTR", "SPIRV    $SOURCE"),),
                scaffold=Scaffold("glsl", ("vulkan",), "scaffold/kernel.glsl.j2", "object",
-                                 default_for=("vulkan",)),
+                                 default_for=("vulkan",),
+                                 constant_array=("const {type} {name}[{count}] = {type}[{count}](", ");", "")),
                schema_comment=_COMMENT,
                doc="compiles it to SPIR-V, names its entry point after the export, checks "
                    "it, substitutes it"),

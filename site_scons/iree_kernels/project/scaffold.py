@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+import textwrap
 from dataclasses import dataclass
 
 from iree_kernels.ir import dispatch_body
@@ -137,6 +138,7 @@ def skeleton(language: str, model: str, target: str, source: Executable,
         return Skeleton(file, dumped_source, entry)
     export = translated.export
     size = list(export.workgroup_size or (1, 1, 1)) + [1, 1, 1]
+    body = dispatch_body.read(dumped_source)
     text = render(template, **values, comment=plan.comment, model=model,
                   target=target, executable=source,
                   export=source.export, mode=mode, types=source.binding_types,
@@ -151,8 +153,44 @@ def skeleton(language: str, model: str, target: str, source: Executable,
                   launch_size="x".join(map(str, size[:3])),
                   launch_count=workload_names(export.count_text).replace("\n", "; ") or "-",
                   entry=ptx_text.entry_name(source.export.name),
-                  body=dispatch_body.read(dumped_source))
+                  body=body, arrays=constant_arrays(body, plan))
     return Skeleton(file, text, entry)
+
+
+def constant_arrays(body: dispatch_body.Body, plan) -> list[str]:
+    """Each folded constant the body reads, written out as an array as ``plan`` (the kind's
+    ``Scaffold``) declares one: the values a kernel must hold itself."""
+    if not plan.constant_array:
+        return []
+    opening, closing, suffix = plan.constant_array
+    types = _GLSL_TYPES if opening.endswith("(") else _C_TYPES
+    arrays = []
+    for constant in body.constants:
+        element = types.get(constant.element_type)
+        if not constant.elements or element is None:
+            continue
+        head = opening.format(type=element, name=constant.identifier,
+                              count=len(constant.elements))
+        literals = [_literal(v, constant.element_type, suffix) for v in constant.elements]
+        lines = textwrap.wrap(", ".join(literals), 96, break_on_hyphens=False)
+        arrays.append(f"// {constant.name} : {constant.type}, row-major\n{head}\n"
+                      + "\n".join(f"    {line}" for line in lines) + f"\n{closing}")
+    return arrays
+
+
+def _literal(value, element: str, suffix: str) -> str:
+    """One element as a literal: floats with ``suffix`` (C's f) where f32; inf and NaN as
+    expressions every language here folds."""
+    if not element.startswith("f"):
+        return str(int(value))
+    if value != value:
+        return "(0.0 / 0.0)"
+    if value in (float("inf"), float("-inf")):
+        return f"{'-' if value < 0 else ''}(1.0 / 0.0)"
+    if element == "f32":
+        import numpy as np                  # the shortest text that is this float32
+        return str(np.float32(value)) + suffix
+    return repr(float(value))
 
 
 def output_count(output: Subspan | None, language: str) -> str:
