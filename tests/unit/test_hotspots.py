@@ -188,6 +188,19 @@ def test_marks_substituted_executables_with_their_kernel_file():
     assert [r.kernel_module for r in found] == ["", "build/k/b.vmfb"]
 
 
+
+def test_a_derived_kernel_is_named_by_its_path_and_timed():
+    found = [Hotspot("a", "a_x", 1)]
+    derived = "build/llvm-cpu/m/a-1234.derived.mlir"
+    record = read_record(json.dumps({"model": "m", "target": "llvm-cpu", "source": "m.mlir",
+                                     "substitutions": [{
+                                         "model": "m", "target": "llvm-cpu", "executable": "a",
+                                         "export": "a_x", "file": "", "path": derived,
+                                         "flag": f"--iree-hal-substitute-executable-source=a={derived}"}]}))
+    hotspots.mark_substituted(found, record.substitutions, {"a": {"module": "build/k/a.vmfb"}})
+    assert (found[0].substituted_by, found[0].kernel_module) == (derived, "build/k/a.vmfb")
+
+
 def test_first_error_line_of_a_tool_output():
     output = "iree-compile failed:\nx.mlir:3:1: error: failed to distribute\nnote: more"
     assert hotspots.first_error(output) == "failed to distribute"

@@ -276,7 +276,7 @@ def attach(rows: list[Hotspot], modules: dict[str, str], failures: dict[str, str
 def mark_substituted(rows: list[Hotspot], substitutions, kernels: dict | None = None) -> None:
     """Name each row's kernel, from substitution.Record.substitutions, and attach its benchmark
     module from ``kernels`` (compile_kernels: executable -> {"module": ..., "note": ...})."""
-    by_executable = {s.executable: s.file for s in substitutions}
+    by_executable = {s.executable: s.kernel for s in substitutions}   # a derived one: its path
     for row in rows:
         row.substituted_by = by_executable.get(row.executable, "")
         compiled = (kernels or {}).get(row.executable, {}) if row.substituted_by else {}
