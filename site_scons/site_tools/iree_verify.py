@@ -28,6 +28,7 @@ import SCons.Action
 import SCons.Builder
 
 from iree_kernels.check import benchmarks, expected_outputs, runtime
+from iree_kernels.check.harness import workload_of
 from iree_kernels.module import selection
 from iree_kernels.core import toolchains
 from iree_kernels.core.errors import UserError
@@ -66,6 +67,11 @@ def build_harness_modules(target, source, env):
     plan = verification.Plan(applied.model, applied.target, landing.executable, applied.kernel,
                              wanted["tolerance"])
     found = json.loads(Path(harnesses.abspath).read_text()).get(landing.executable, {})
+    if wanted.get("workgroup_count"):        # wrapped: its launch shape at the sites' workloads
+        workloads = [workload_of(case["function"]) for case in found.get("cases", [])]
+        wrong = verification.count_error(wanted["workgroup_count"], workloads, wanted["where"])
+        if wrong:
+            raise UserError(wrong)
     plan_file, iree_module, kernel_module = (t.abspath for t in target[:3])
     plan.note, plan.shapes = found.get("note", ""), found.get("shapes", "")
     if not plan.note:
@@ -152,7 +158,11 @@ def declare_verification(env, declared: DeclaredModule) -> list:
             nodes += skip(f"{sub.origin.file} says it computes something else (verify = false)")
             continue
         tolerance = asdict(sub.tolerance)
-        wanted = env.Value(json.dumps({"key": sub.key, "tolerance": tolerance}, sort_keys=True))
+        counted = {"workgroup_count": list(sub.workgroup_count),
+                   "where": f"{sub.origin.file}:{sub.origin.line}: {sub.origin.entry}"} \
+            if sub.workgroup_count else {}
+        wanted = env.Value(json.dumps({"key": sub.key, "tolerance": tolerance, **counted},
+                                      sort_keys=True))
         plan = env.IreeHarnessModules(stem, [harnesses, declared.options, declared.record,
                                              declared.resolved, wanted,
                                              *declared.kernels[sub.key].nodes])

@@ -191,3 +191,16 @@ def test_a_c_kernel_holding_a_constant_table_links(saxpy):
     # Without -fPIC the table's address is an R_X86_64_32S relocation, which iree-lld refuses.
     saxpy.write("kernels/cpu/saxpy.c", TABLE_SAXPY)
     saxpy.scons("check", "IREE_TARGETS=llvm-cpu")
+
+
+def test_a_workgroup_count_that_wraps_at_the_models_workload_fails_verify_naming_it(saxpy):
+    # It builds (the count depends on the workload); at n = 5000 it launches 2^64 - 1 groups.
+    saxpy.write("kernels/demo.toml", SAXPY.replace(
+        'workgroup_count = ["ceildiv(w0, 1024)"]',
+        'workgroup_count = ["ceildiv(w0, 1024) - ceildiv(w0, 1024) - 1"]'))
+    assert saxpy.scons("IREE_TARGETS=llvm-cpu").ok
+    verify = saxpy.scons("verify", "IREE_TARGETS=llvm-cpu", expect_ok=False)
+    assert "kernels/demo.toml:6: [[substitutions]] #1 (executable 'main_dispatch_0' of " \
+           "saxpy/llvm-cpu): workgroup_count ['ceildiv(w0, 1024) - ceildiv(w0, 1024) - 1'] is " \
+           "[18446744073709551615, 1, 1] at dispatch site 1 (workload w0 = 5000, w1 = 5000)" in \
+        verify.output

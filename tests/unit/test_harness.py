@@ -128,3 +128,12 @@ def test_scons_runs_in_the_folder(tmp_path):
     result = harness.scons(tmp_path, "-n", site_dir=None)
     assert result.ok, result.failure()
     assert f"read {tmp_path}" in result.stdout and result.steps == []
+
+
+def test_a_benchmark_functions_workload_is_read_from_its_name():
+    from iree_kernels.check.harness import workload_of
+    name = "main_dispatch_0_embedded_elf_x86_64_main_dispatch_0_elementwise_D_f32_5000x5000"
+    assert workload_of(name) == (5000, 5000)
+    assert workload_of(name + "_site2") == (5000, 5000)
+    assert workload_of('"main$async_dispatch_1_embedded_elf_x86_64_x_8x128_site1"') == (8, 128)
+    assert workload_of("main_dispatch_0_embedded_elf_x86_64_main_dispatch_0_generic") is None

@@ -219,3 +219,14 @@ def test_what_iree_writes_outside_the_tensors_it_places_is_output_compared_with_
     stray[120] ^= 1                                              # where IREE wrote nothing
     assert dispatch_buffers.compare(case, inputs, start, iree, stray, Tolerance()).endswith(
         "the kernel writes where IREE's executable does not")
+
+
+def test_a_count_that_cannot_launch_at_a_sites_workload_is_named_with_the_site():
+    from iree_kernels.check.verification import count_error
+    always_wraps = ["ceildiv(w0, 1024) - ceildiv(w0, 1024) - 1"]
+    assert count_error(always_wraps, [[None], [5000]], "k.toml:3: [[substitutions]] #1") == (
+        "k.toml:3: [[substitutions]] #1: workgroup_count ['ceildiv(w0, 1024) - ceildiv(w0, "
+        "1024) - 1'] is [18446744073709551615, 1, 1] at dispatch site 2 (workload w0 = 5000): "
+        "each count must be 1 to 2^32 - 1")
+    assert "is [0, 1, 1] at dispatch site 1" in count_error(["w0 // 8"], [[4]], "k")
+    assert count_error(["ceildiv(w0, 1024)"], [[5000], [None]], "k") == ""

@@ -106,3 +106,10 @@ def test_an_error_is_a_value_error_for_callers_that_catch_those():
 def test_a_count_that_is_constant_must_be_one_to_2_to_the_32(expressions, message):
     with pytest.raises(ExpressionError, match=re.escape(message)):
         count_region(expressions, 1)
+
+
+def test_a_count_is_evaluated_as_the_device_computes_it():
+    from iree_kernels.ir.workgroups import evaluate
+    assert evaluate(["ceildiv(w0, 1024)", "w1 // 2"], (5000, 7)) == [5, 3, 1]
+    assert evaluate(["ceildiv(w0, 1024) - ceildiv(w0, 1024) - 1"], (5000,)) == [2 ** 64 - 1, 1, 1]
+    assert evaluate(["min(w0, 4) * max(w1, 2)"], (9, 0)) == [8, 1, 1]

@@ -47,6 +47,17 @@ class Case:
         return max((offset + length for offset, length in self.bindings), default=0)
 
 
+_WORKLOAD_RE = re.compile(r"_(\d+(?:x\d+)*)$")
+
+
+def workload_of(function: str) -> tuple[int, ...] | None:
+    """The workload a dumped benchmark function dispatches with: IREE names it
+    ``<executable>_<variant>_<export>_<w0>x<w1>...`` (a site's own copy adds ``_site<N>``);
+    None where the name does not say."""
+    found = _WORKLOAD_RE.search(re.sub(r"_site\d+$", "", function.strip('"')))
+    return tuple(int(w) for w in found.group(1).split("x")) if found else None
+
+
 def harness(benchmark: str, origin: str, sites: dict | None = None) -> tuple[str, list[Case]]:
     """The benchmark module ``benchmark`` (its text) rewritten to dispatch once on a given buffer.
 

@@ -83,6 +83,22 @@ def harnesses(dumped: dict[str, tuple[Path, str]], program_text: str, program: s
     return out
 
 
+def count_error(expressions, workloads: list, where: str) -> str:
+    """Why a wrapped kernel's ``workgroup_count`` cannot launch at some dispatch site (0
+    workgroups, or 2^32 and more: a workload-dependent expression that only the sites' workloads
+    show), or ''. ``workloads``: each site's (None where not known)."""
+    from iree_kernels.ir.workgroups import COUNT_LIMIT, evaluate
+    for number, workload in enumerate(workloads, 1):
+        if workload is None or None in workload:
+            continue
+        counts = evaluate(expressions, tuple(workload))
+        if any(not 0 < count < COUNT_LIMIT for count in counts):
+            given = ", ".join(f"w{i} = {w}" for i, w in enumerate(workload)) or "none"
+            return (f"{where}: workgroup_count {list(expressions)} is {counts} at dispatch "
+                    f"site {number} (workload {given}): each count must be 1 to 2^32 - 1")
+    return ""
+
+
 def run(plan: Plan, run_module: str, device: str, work: Path,
         timeouts: toolchains.Timeouts | None = None) -> str | None:
     """Run both modules of ``plan`` on ``device`` and compare; why they differ, or None."""

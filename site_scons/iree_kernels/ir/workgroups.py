@@ -145,3 +145,24 @@ def _parse(expression) -> ast.AST:
         return ast.parse(expression, mode="eval").body
     except (SyntaxError, RecursionError, MemoryError):    # '(' * 500 nests too deep to parse
         raise ExpressionError(f"'{expression}' is not an expression; use {SYNTAX}") from None
+
+
+_INDEX = 1 << 64        # index arithmetic wraps here (unsigned, 64 bits on every target)
+_EVALUATE = {ast.Add: lambda a, b: (a + b) % _INDEX, ast.Sub: lambda a, b: (a - b) % _INDEX,
+             ast.Mult: lambda a, b: (a * b) % _INDEX, ast.FloorDiv: lambda a, b: a // b}
+_EVALUATE_CALLS = {"ceildiv": lambda a, b: -(-a // b), "min": min, "max": max}
+
+
+def evaluate(expressions, workload: tuple[int, ...]) -> list[int]:
+    """What the count region of ``expressions`` (checked by ``count_region``) returns for
+    ``workload``: three counts, as the device computes them (unsigned index arithmetic)."""
+    def value(node):
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.Name):
+            return workload[int(node.id[1:])]
+        if isinstance(node, ast.BinOp):
+            return _EVALUATE[type(node.op)](value(node.left), value(node.right))
+        return _EVALUATE_CALLS[node.func.id](value(node.args[0]), value(node.args[1]))
+    counts = [value(_parse(e)) for e in expressions]
+    return counts + [1] * (3 - len(counts))
