@@ -55,10 +55,12 @@ def outputs(project) -> dict[str, str]:
 
     A SIGKILL leaves what the killed build was writing aside (``.tmp-<pid>-*``
     files and folders); the next build removes them, so none is counted out.
+    SCons's records (``.sconsign.dblite``) are not outputs: they hold times.
     """
     build = project.root / "build"
     return {p.relative_to(build).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(build.rglob("*")) if p.is_file()}
+            for p in sorted(build.rglob("*"))
+            if p.is_file() and not p.name.startswith(".sconsign")}
 
 
 @pytest.fixture(scope="module")
