@@ -64,3 +64,26 @@ def test_a_program_that_cannot_start_is_an_os_error(tmp_path):
     with pytest.raises(OSError):
         processes.run([str(tmp_path / "missing")], limit=10)
 
+
+
+def test_what_only_people_read_is_kept_to_its_start_and_end():
+    # A tool printing 300 MB was read whole (5.7 GB held) and echoed in a 600 MB error line.
+    import sys
+    from iree_kernels.core import processes
+    printing = ("import sys\nsys.stdout.write('first line\\n')\n"
+                "for _ in range(50): sys.stdout.write('x' * (1 << 20))\n"
+                "sys.stderr.write('\\nlast line\\n')\n")
+    finished = processes.run([sys.executable, "-c", printing], limit=60,
+                             stderr=processes.STDOUT, keep=1 << 20)
+    assert finished.returncode == 0
+    assert finished.stdout.startswith("first line\n")
+    assert finished.stdout.endswith("\nlast line\n")
+    assert "bytes of output not shown ...]" in finished.stdout
+    assert len(finished.stdout) < (1 << 20) + (1 << 18) + 100
+
+
+def test_a_failed_tools_long_output_is_cut_in_its_message():
+    from iree_kernels.core.toolchains import SHOWN_OUTPUT, ToolFailed
+    failed = ToolFailed("tool failed", "start\n" + "y" * (10 * SHOWN_OUTPUT) + "\nend")
+    assert len(failed.message) < 2 * SHOWN_OUTPUT and failed.message.endswith("\nend")
+    assert "characters not shown ...]" in failed.message and len(failed.printed) > 10 * SHOWN_OUTPUT

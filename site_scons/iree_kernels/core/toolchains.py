@@ -277,8 +277,19 @@ class ToolFailed(UserError):
 
     def __init__(self, summary: str, printed: str, signal_number: int | None = None,
                  file: str | None = None) -> None:
-        super().__init__(f"{summary}:\n{printed}", file=file)
+        super().__init__(f"{summary}:\n{_shown(printed)}", file=file)
         self.summary, self.printed, self.signal_number = summary, printed, signal_number
+
+
+SHOWN_OUTPUT = 64 << 10     # characters of a failed tool's output an error message holds
+
+
+def _shown(printed: str) -> str:
+    """``printed`` as an error message holds it: its start and end where it is long."""
+    if len(printed) <= SHOWN_OUTPUT:
+        return printed
+    head, tail = printed[:SHOWN_OUTPUT * 3 // 4], printed[-(SHOWN_OUTPUT // 4):]
+    return f"{head}\n[... {len(printed) - len(head) - len(tail)} characters not shown ...]\n{tail}"
 
 
 def run(argv: list[str], *, file: str | None = None, doing: str = "",

@@ -141,7 +141,8 @@ class Spawn:
         args = [toolchains.real_program(args[0]), *args[1:]]
         name = os.path.basename(args[0])
         try:
-            result = processes.run(args, limit=self.timeout, env=env, stderr=processes.STDOUT)
+            result = processes.run(args, limit=self.timeout, env=env, stderr=processes.STDOUT,
+                                   keep=KEPT_OUTPUT)
         except OSError as e:
             print(f"scons: *** cannot run {args[0]}: {e.strerror}")
             return 127
@@ -195,6 +196,7 @@ def option_origin(origins: dict[str, dict[str, str]], args, output: str) -> str:
 _OPTION_ERROR_RE = re.compile(r"for the -+([\w.-]+) option")
 
 _ERROR_RE = re.compile(r"\berror\b|\bERROR\b|fatal", re.IGNORECASE)
+KEPT_OUTPUT = 4 << 20       # bytes of a step's output shown: its first 4 MiB and last 1 MiB
 
 
 class PSpawn:
