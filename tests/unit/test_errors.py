@@ -31,3 +31,11 @@ def test_what_is_not_known_is_left_out():
 def test_where_it_is_stays_on_one_line():
     error = UserError("bad", file="kernels/new\nline.toml", entry="[models.a\tb]")
     assert str(error) == "kernels/new\\nline.toml: [models.a\\tb]: bad"
+
+
+def test_a_long_value_is_cut_saying_how_long_it_is():
+    # A 240 KB pass pipeline was quoted whole in its error line.
+    pipeline = "builtin.module(" + "canonicalize," * 20000 + ")"
+    quoted = shown(pipeline)
+    assert quoted.startswith("builtin.module(canonicalize,")
+    assert quoted.endswith(f"... ({len(pipeline)} characters)") and len(quoted) < 400

@@ -9,9 +9,16 @@ import difflib
 import unicodedata
 
 
+SHOWN_CHARACTERS = 300      # of a value a message quotes (a 240 KB pipeline was quoted whole)
+
+
 def shown(text: str) -> str:
-    """``text`` with control characters written as escapes (``\\n``), so a message stays one line."""
-    return "".join(repr(c)[1:-1] if unicodedata.category(c) == "Cc" else c for c in str(text))
+    """``text`` with control characters written as escapes (``\\n``), so a message stays one
+    line, and cut after SHOWN_CHARACTERS saying how long it is."""
+    text = str(text)
+    cut = f"... ({len(text)} characters)" if len(text) > SHOWN_CHARACTERS else ""
+    return "".join(repr(c)[1:-1] if unicodedata.category(c) == "Cc" else c
+                   for c in text[:SHOWN_CHARACTERS]) + cut
 
 
 def closest(name: str, known) -> str:
