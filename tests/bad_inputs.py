@@ -274,6 +274,9 @@ CASES = [
     Case("folder-where-a-file-goes", BASE, "compile_commands.json is a folder, where the build "
          "writes a file; move it away", files={"compile_commands.json": FOLDER},
          args=("compile_commands.json",)),
+    Case("file-where-a-folder-goes", BASE, "/etc/hostname is a file, where the build writes a "
+         "folder; move it away", args=("CODEGEN_CACHE_DIR=/etc/hostname",
+                                       "EXECUTABLE_CACHE=llvm-cpu", "IREE_TARGETS=llvm-cpu")),
     Case("tolerance-negative", BASE, "field 'ulp': must be a non-negative integer (0: exact)",
          files={"models/mlp.expected.toml": '[[case]]\nfunction = "main"\noutputs = ["4xf32=1"]\n'
                 'ulp = -1\n'}, args=("check", "IREE_TARGETS=llvm-cpu")),

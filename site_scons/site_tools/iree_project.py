@@ -73,6 +73,7 @@ def declare_project(env, manifests=None):
         if not found:
             raise
         path = os.path.relpath(found.group(2), env.Dir("#").abspath)
+        path = found.group(2) if path.startswith("..") else path      # outside the repository
         is_a, wanted = ("folder", "file") if found.group(1) == "Directory" else ("file", "folder")
         fail(f"{path} is a {is_a}, where the build writes a {wanted}; move it away")
 
