@@ -8,7 +8,9 @@ kernel of one of its real executables, edit it harmlessly (an unused constant
 added), ``scons check`` (expected outputs and ``verify``), the
 module's outputs equal bit for bit to those of the plain iree-compile module
 on the corpus's seeded inputs, and the kernel broken (the addition made a
-subtraction) fails ``scons verify`` naming it. The corpus is written once per
+subtraction) fails ``scons verify`` naming it. The CNN (a .pt2 with batch
+norm and in-place ReLU, whose executables fold weights) goes on through
+``scons bench``, ``scons hotspots`` and a release. The corpus is written once per
 run.
 """
 from __future__ import annotations
@@ -45,6 +47,8 @@ EXECUTABLES = {
 VERIFY_GAPS: dict[str, str] = {}
 # Models whose dispatches only the expected cases' input shapes make static: verify runs there.
 DYNAMIC = ("torch_dynamic",)
+# Models taken through bench, hotspots and a release too (the CNN's executables fold weights).
+WHOLE_WORKFLOW = ("torch_cnn",)
 DEVICES = {"llvm-cpu": "local-sync", "vulkan": "vulkan"}
 ADDITION = re.compile(r"arith\.addf (%[\w#]+), (%[\w#]+)")
 # An edit IREE's codegen cannot see: an unused constant before the first addition. (Swapping
@@ -110,6 +114,23 @@ def _plain_module(project, entry, target: str) -> str:
     return module
 
 
+def _bench_hotspots_release(project, name: str, target: str, executable: str) -> None:
+    """The rest of the workflow on a model of the corpus: bench, hotspots (every static
+    executable timed, those with folded dense_resource weights too), a release."""
+    project.scons("bench", f"IREE_TARGETS={target}",
+                  "IREE_BENCHMARKFLAGS=--benchmark_repetitions=2 --batch_size=10")
+    (timed,) = json.loads(project.read("build/bench/microbenchmarks.json"))
+    assert timed["executable"] == executable and timed["substituted_us"] > 0, timed
+    project.scons("hotspots", f"IREE_TARGETS={target}",
+                  "IREE_HOTSPOTFLAGS=--benchmark_repetitions=2 --batch_size=4")
+    rows = json.loads(project.read(f"build/{target}/{name}/hotspots.json"))["rows"]
+    folded = [r for r in rows if "dense_resource<" in project.read(
+        f"build/{target}/{name}/dump/sources/module_{r['executable']}.mlir")]
+    assert folded and all(r["us_per_dispatch"] for r in rows), rows
+    project.scons("release", f"IREE_TARGETS={target}", "ALLOW_DIRTY=yes")
+    assert (project.root / "build/release/iree-kernels-release.tar.gz").is_file()
+
+
 def _workflow(tmp_path, models, name: str, target: str) -> None:
     folder, entries = models
     entry = entries[name]
@@ -144,6 +165,8 @@ def _workflow(tmp_path, models, name: str, target: str) -> None:
     module = f"build/{target}/{name}.vmfb"
     assert np.array_equal(_outputs(project, module, entry, target),
                           _outputs(project, _plain_module(project, entry, target), entry, target))
+    if name in WHOLE_WORKFLOW:
+        _bench_hotspots_release(project, name, target, executable)
     print(f"\n{name}/{target}: {entry.weights_bytes / 1e6:.2f} MB of weights, "
           f"{project.read(f'build/{target}/{name}/dump/executables.txt').count(chr(10) + '  export ')}"
           f" executables; build {built:.1f} s, check with the kernel {checked:.1f} s")
