@@ -32,15 +32,11 @@ def write_scaffold(target, source, env):
     name = scaffold.select(spec["executable"], found, spec["model"], spec["target"])
     translated_file = listing.with_name("executables.targets.mlir")
     translated = executables.read_executables(translated_file.read_text(), str(translated_file))
-    if name not in translated and spec["language"] != "mlir":
-        raise UserError(f"SCAFFOLD: IREE's {spec['target']} codegen fails for executable "
-                        f"'{name}' (export {found[name].export.name}), so its launch shape is "
-                        f"unknown: {listing} says why; scaffold it as LANGUAGE=mlir, or write a "
-                        "wrapped kernel (mode = \"wrapped\") with its own launch shape")
+    # Where IREE's codegen fails (the listing says why): a wrapped skeleton, its own launch.
     dumped = sorted(listing.parent.glob(f"sources/*_{name}.mlir"))
     fingerprint = fingerprints.fingerprints(sources_dump.read_text(), str(sources_dump))[name]
     result = scaffold.skeleton(spec["language"], spec["model"], spec["target"], found[name],
-                               translated.get(name, found[name]), dumped[0].read_text() if dumped else "",
+                               translated.get(name), dumped[0].read_text() if dumped else "",
                                fingerprint[:len("sha256:") + 16])
     kernel, manifest = Path(result.file), Path(spec["manifest"])
     for path, what in ((kernel, "the kernel"), (manifest, "SCAFFOLD_MANIFEST")):

@@ -13,6 +13,8 @@ its number or an export glob; the name cut at its '$' by the shell gets a hint.
 """
 from __future__ import annotations
 
+import re
+
 import importlib.util
 
 import pytest
@@ -64,6 +66,14 @@ def test_cuda_dump_and_scaffold_work_where_codegen_fails_on_other_executables(pr
     plans = sorted((project.root / "build/cuda/squeezenet/verify").glob("*.verify.json"))
     assert len(plans) == 1
     assert plans[0].with_name(plans[0].name.replace(".verify.json", ".kernel.vmfb")).is_file()
+    # Where the codegen fails, the skeleton is wrapped, with a launch shape of its own.
+    failed = re.search(r"^(\S+)\n(?:  .*\n)*?  codegen fails   IREE's cuda codegen: ", listing,
+                       re.M).group(1)
+    made = project.scons(f"SCAFFOLD=squeezenet/cuda/{failed}", "LANGUAGE=cuda", "scaffold")
+    assert "scaffold: wrote kernels/cuda/" in made.stdout
+    entry = project.read("kernels/scaffolded.toml").rsplit("[[substitutions]]", 1)[1]
+    assert f'executable = "{failed}"' in entry and 'mode = "wrapped"' in entry
+    assert "workgroup_size = [64]" in entry
 
 
 @needs_onnx

@@ -346,3 +346,25 @@ def test_a_skeleton_with_its_body_compiles_as_generated(tmp_path, language, targ
     text = scaffold.skeleton(language, "convpad", target, conv, conv, CONV).text
     assert "// What to compute" in text
     compile_skeleton(tmp_path, language, argv, text)
+
+
+@pytest.mark.parametrize("language, target", [("glsl", "vulkan"), ("cuda", "cuda")])
+def test_where_irees_codegen_fails_a_gpu_skeleton_is_wrapped_with_its_own_launch(language,
+                                                                                 target):
+    # The build's error for such an executable recommends a wrapped kernel: scaffold writes one.
+    pool, = read_executables(MAX_POOL).values()
+    made = scaffold.skeleton(language, "squeezenet", target, pool, None)
+    assert 'mode = "wrapped"' in made.entry and "workgroup_size = [64]" in made.entry
+    assert "workgroup_count = [1]" in made.entry
+    assert ("local_size_x = 64," if language == "glsl" else "blockDim.x") in made.text
+    assert scaffold.skeleton("mlir", "squeezenet", target, pool, None, MAX_POOL).text == MAX_POOL
+
+
+def test_where_irees_codegen_fails_a_kind_without_wrapped_mode_writes_no_skeleton(monkeypatch):
+    import dataclasses
+    pool, = read_executables(MAX_POOL).values()
+    glsl = scaffold.languages()["glsl"]
+    objects_only = dataclasses.replace(glsl, modes=("object",))
+    monkeypatch.setattr(scaffold, "languages", lambda: {"glsl": objects_only})
+    with pytest.raises(UserError, match="takes none of its own; scaffold it as LANGUAGE=mlir"):
+        scaffold.skeleton("glsl", "squeezenet", "vulkan", pool, None)

@@ -111,10 +111,19 @@ def kernel_path(language: str, model: str, target: str, executable: str) -> str:
     return f"kernels/{target}/{stem}{languages()[language].suffix}"
 
 
+# A wrapped GPU skeleton's launch where IREE's codegen gives none: one workgroup of this many
+# invocations, the templates' grid-stride loop covering every output.
+WRAPPED_SIZE = 64
+
+
 def skeleton(language: str, model: str, target: str, source: Executable,
-             translated: Executable, dumped_source: str = "", fingerprint: str = "") -> Skeleton:
+             translated: Executable | None, dumped_source: str = "",
+             fingerprint: str = "") -> Skeleton:
     """The kernel for ``language`` replacing ``source`` (untranslated) of ``model``.
 
+    ``translated``: the executable after IREE's codegen, its launch shape; None
+    where the codegen fails on it: the skeleton is then wrapped, with a launch
+    shape of its own (the kind must take wrapped mode).
     ``fingerprint``: the executable's (``selection``), written beside its name
     in the entry so that a renumbered model is reported, not substituted wrongly.
     """
@@ -122,22 +131,34 @@ def skeleton(language: str, model: str, target: str, source: Executable,
     if language not in known:
         raise UserError(f"LANGUAGE: unknown language '{language}'; languages: "
                         f"{', '.join(known)}")
-    plan = known[language].scaffold
+    kind = known[language]
+    plan = kind.scaffold
     fits, template, mode = plan.targets, plan.template, plan.mode
     if fits is not None and target not in fits:
         raise UserError(f"LANGUAGE={language} writes kernels for target "
                         f"{' or '.join(repr(f) for f in fits)}, not '{target}'")
+    own_launch = translated is None and mode != "wrapped" and template is not None
+    if own_launch:
+        if "wrapped" not in kind.modes:
+            raise UserError(f"SCAFFOLD: IREE's {target} codegen fails for executable "
+                            f"'{source.name}' (export {source.export.name}), so its launch "
+                            f"shape is unknown, and {kind.description} takes none of its own; "
+                            "scaffold it as LANGUAGE=mlir, or in a language a wrapped kernel "
+                            "is written in")
+        mode = "wrapped"
+    translated = translated or source
     file = kernel_path(language, model, target, source.name)
     output = next((t for t in source.subspans if t.access != "readonly"), None)
     outputs = output_count(output, language)
     values = dict(plan.values(outputs))         # the kind's own, e.g. its launch shape's
     entry = render("scaffold/entry.toml.j2", model=model, target=target, executable=source,
                    file=file, mode=mode, fingerprint=fingerprint, outputs=outputs,
-                   launch=plan.entry_template, **values)
+                   launch=plan.entry_template, **values,
+                   workgroup_size=[WRAPPED_SIZE] if own_launch else [])
     if template is None:
         return Skeleton(file, dumped_source, entry)
     export = translated.export
-    size = list(export.workgroup_size or (1, 1, 1)) + [1, 1, 1]
+    size = list([WRAPPED_SIZE] if own_launch else export.workgroup_size or (1, 1, 1)) + [1, 1, 1]
     body = dispatch_body.read(dumped_source)
     text = render(template, **values, comment=plan.comment, model=model,
                   target=target, executable=source,
