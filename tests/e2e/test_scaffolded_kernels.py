@@ -13,9 +13,8 @@ its number or an export glob; the name cut at its '$' by the shell gets a hint.
 """
 from __future__ import annotations
 
-import re
-
 import importlib.util
+import re
 
 import pytest
 
