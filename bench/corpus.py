@@ -22,6 +22,8 @@ The models (``--list``):
                     decomposed)
   torch_transformer a transformer block (LayerNorm, 4-head attention, GELU
                     MLP), a ``.pt2`` (``torch.export.save``)
+  torch_transformer_mlir  the same block exported with iree-turbine's
+                    ``save_mlir``
   torch_layers      four Linear+ReLU layers of one shape: one executable with
                     several dispatch sites, exported with iree-turbine's
                     ``save_mlir`` (the ``.mlir`` path of docs/workflows.md)
@@ -46,7 +48,8 @@ from pathlib import Path
 
 import numpy as np
 
-TORCH_MODELS = ("torch_cnn", "torch_transformer", "torch_layers", "torch_dynamic")
+TORCH_MODELS = ("torch_cnn", "torch_transformer", "torch_transformer_mlir", "torch_layers",
+                "torch_dynamic")
 DEFAULT_ONNX = ("squeezenet",)
 # Expected outputs of the torch models are torch's own: IREE differs by rounding.
 TOLERANCE = {"atol": 1e-4, "rtol": 1e-4}
@@ -229,6 +232,7 @@ def _torch_modules(scale: float, tokens: int = 16):
     d = 4 * max(1, round(16 * scale))               # divisible by the 4 heads
     return {"torch_cnn": (Cnn(), [(1, 3, 32, 32)]),
             "torch_transformer": (Block(d), [(1, tokens, d)]),
+            "torch_transformer_mlir": (Block(d), [(1, tokens, d)]),
             "torch_layers": (Layers(width(128)), [(8, width(128))]),
             "torch_dynamic": (Mlp(), [(3, 32), (5, 32)])}
 
