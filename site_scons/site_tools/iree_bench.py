@@ -33,14 +33,15 @@ import SCons.Util
 from iree_kernels.check import benchmarks, expected_outputs, runtime
 from iree_kernels import settings
 from iree_kernels.core import toolchains
-from iree_kernels.core.errors import UserError
+from iree_kernels.core.errors import UserError, shown
 from iree_kernels.ir.program import Program
-from iree_kernels.core.files import write_atomically
+from iree_kernels.core.files import read_text, write_atomically
 from iree_kernels.scons.escaping import program
 from iree_kernels.scons.module import DeclaredModule
 from iree_kernels.scons.reporting import reporting_user_errors
 from iree_kernels.scons.spawn import timeouts
 from iree_kernels.module.substitution import read_record
+from iree_kernels.release.lock import sha256_file
 
 
 @reporting_user_errors
@@ -92,7 +93,7 @@ class Measurements:
         if self.again:
             return None
         try:
-            (result,) = benchmarks.from_json((self.place(key) / "result.json").read_text())
+            (result,) = benchmarks.from_json(read_text(self.place(key) / "result.json"))
         except (OSError, ValueError, TypeError):
             return None
         return result
@@ -107,13 +108,10 @@ class Measurements:
                     shutil.rmtree(entry, ignore_errors=True)
 
 
-def _files_named(flags: list[str]) -> list[bytes]:
-    """The bytes of each file a substitution flag names (NAME=PATH)."""
-    found = []
-    for flag in flags:
-        path = Path(flag.rpartition("=")[2])
-        found.append(path.read_bytes() if path.is_file() else b"")
-    return found
+def _files_named(flags: list[str]) -> list[str]:
+    """The SHA-256 of each file a substitution flag names (NAME=PATH), '' where none is."""
+    paths = [Path(flag.rpartition("=")[2]) for flag in flags]
+    return [sha256_file(path) if path.is_file() else "" for path in paths]
 
 
 def _measure(env, sub, found, sources, work, options, device, available, kept=None):
@@ -170,8 +168,7 @@ def _measure(env, sub, found, sources, work, options, device, available, kept=No
 
 
 def _first_error(error: UserError) -> str:
-    first = toolchains.printed_error(error.message) or error.message.splitlines()[0]
-    return " ".join(first.split())[:300]
+    return shown(toolchains.printed_error(error.message) or error.message.splitlines()[0])
 
 
 @reporting_user_errors

@@ -83,7 +83,8 @@ def test_what_only_people_read_is_kept_to_its_start_and_end():
 
 
 def test_a_failed_tools_long_output_is_cut_in_its_message():
-    from iree_kernels.core.toolchains import SHOWN_OUTPUT, ToolFailed
+    from iree_kernels.core.errors import SHOWN_OUTPUT
+    from iree_kernels.core.toolchains import ToolFailed
     failed = ToolFailed("tool failed", "start\n" + "y" * (10 * SHOWN_OUTPUT) + "\nend")
     assert len(failed.message) < 2 * SHOWN_OUTPUT and failed.message.endswith("\nend")
     assert "characters not shown ...]" in failed.message and len(failed.printed) > 10 * SHOWN_OUTPUT

@@ -21,6 +21,17 @@ def shown(text: str) -> str:
                    for c in text[:SHOWN_CHARACTERS]) + cut
 
 
+SHOWN_OUTPUT = 64 << 10     # characters of a failed tool's output an error message holds
+
+
+def shown_output(printed: str) -> str:
+    """What a tool printed as an error message holds it: its start and end where it is long."""
+    if len(printed) <= SHOWN_OUTPUT:
+        return printed
+    head, tail = printed[:SHOWN_OUTPUT * 3 // 4], printed[-(SHOWN_OUTPUT // 4):]
+    return f"{head}\n[... {len(printed) - len(head) - len(tail)} characters not shown ...]\n{tail}"
+
+
 def closest(name: str, known) -> str:
     """' (did you mean X?)' for the nearest known name, or ''."""
     match = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Mapping
 
 from iree_kernels.core import flag_files, processes, tool_versions
-from iree_kernels.core.errors import UserError
+from iree_kernels.core.errors import UserError, shown_output
 
 
 # Command words standing for program paths that hold '$' (see command_word).
@@ -277,19 +277,8 @@ class ToolFailed(UserError):
 
     def __init__(self, summary: str, printed: str, signal_number: int | None = None,
                  file: str | None = None) -> None:
-        super().__init__(f"{summary}:\n{_shown(printed)}", file=file)
+        super().__init__(f"{summary}:\n{shown_output(printed)}", file=file)
         self.summary, self.printed, self.signal_number = summary, printed, signal_number
-
-
-SHOWN_OUTPUT = 64 << 10     # characters of a failed tool's output an error message holds
-
-
-def _shown(printed: str) -> str:
-    """``printed`` as an error message holds it: its start and end where it is long."""
-    if len(printed) <= SHOWN_OUTPUT:
-        return printed
-    head, tail = printed[:SHOWN_OUTPUT * 3 // 4], printed[-(SHOWN_OUTPUT // 4):]
-    return f"{head}\n[... {len(printed) - len(head) - len(tail)} characters not shown ...]\n{tail}"
 
 
 def run(argv: list[str], *, file: str | None = None, doing: str = "",

@@ -126,6 +126,7 @@ def read(text: str) -> Body:
     indices: dict[str, str] = {}
     bindings: dict[str, tuple[int, str]] = {}
     ops, constants, windows, inputs = [], [], [], []
+    resources = None            # the dump's resource blobs, read where a constant names one
     for lines in statements:
         first = lines[0]
         subspan = _SUBSPAN.match(first)
@@ -142,7 +143,9 @@ def read(text: str) -> Body:
             if type_ == "index":
                 indices[name] = value
                 continue
-            elements = _elements(value, type_, text)
+            if resources is None and "dense_resource<" in value:
+                resources = _resources(text)
+            elements = _elements(value, type_, resources or {})
             if len(value) > _SHOWN:
                 value = value[:_SHOWN] + "...(cut: the dumped source has every value)"
             constants.append(Constant(name, type_, value, elements))
@@ -212,9 +215,16 @@ def _statements(text: str) -> list[list[str]] | None:
     return statements
 
 
-def _elements(value: str, type_: str, text: str) -> tuple:
+def _resources(text: str) -> dict[str, str]:
+    """The hex of each resource blob in ``text``'s ``{-# dialect_resources #-}``, by name."""
+    start = text.find("{-#")
+    return {m.group(1): m.group(2) for m in _RESOURCE.finditer(text, start)} if start >= 0 \
+        else {}
+
+
+def _elements(value: str, type_: str, resources: dict[str, str]) -> tuple:
     """The elements of a folded tensor constant (``dense<[...]>``, ``dense<"0x...">`` or
-    ``dense_resource<name>`` with its data in ``text``'s resources); () for a splat, a type
+    ``dense_resource<name>`` with its data in ``resources``); () for a splat, a type
     without a numpy equivalent, or more than WRITTEN_OUT elements."""
     import numpy as np                     # only where a skeleton is written
     shape = re.fullmatch(r"tensor<((?:[0-9]+x)*)(\w+)>", type_)
@@ -229,9 +239,7 @@ def _elements(value: str, type_: str, text: str) -> tuple:
     data = None
     resource = re.fullmatch(r"dense_resource<([\w.$-]+)>", value)
     if resource:
-        blobs = {m.group(1): m.group(2) for m in _RESOURCE.finditer(
-            text[text.find("{-#"):]) } if "{-#" in text else {}
-        blob = blobs.get(resource.group(1))
+        blob = resources.get(resource.group(1))
         data = bytes.fromhex(blob)[4:] if blob else None       # 4 bytes: the alignment
     elif (hexadecimal := re.fullmatch(r'dense<"0x([0-9A-Fa-f]*)">', value)):
         data = bytes.fromhex(hexadecimal.group(1))
