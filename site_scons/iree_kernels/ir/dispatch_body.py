@@ -144,8 +144,8 @@ def read(text: str) -> Body:
                 indices[name] = value
                 continue
             if resources is None and "dense_resource<" in value:
-                resources = _resources(text)
-            elements = _elements(value, type_, resources or {})
+                resources = resources_of(text)
+            elements = folded_elements(value, type_, resources or {})
             if len(value) > _SHOWN:
                 value = value[:_SHOWN] + "...(cut: the dumped source has every value)"
             constants.append(Constant(name, type_, value, elements))
@@ -215,14 +215,14 @@ def _statements(text: str) -> list[list[str]] | None:
     return statements
 
 
-def _resources(text: str) -> dict[str, str]:
+def resources_of(text: str) -> dict[str, str]:
     """The hex of each resource blob in ``text``'s ``{-# dialect_resources #-}``, by name."""
     start = text.find("{-#")
     return {m.group(1): m.group(2) for m in _RESOURCE.finditer(text, start)} if start >= 0 \
         else {}
 
 
-def _elements(value: str, type_: str, resources: dict[str, str]) -> tuple:
+def folded_elements(value: str, type_: str, resources: dict[str, str]) -> tuple:
     """The elements of a folded tensor constant (``dense<[...]>``, ``dense<"0x...">`` or
     ``dense_resource<name>`` with its data in ``resources``); () for a splat, a type
     without a numpy equivalent, or more than WRITTEN_OUT elements."""
