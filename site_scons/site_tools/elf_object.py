@@ -51,7 +51,8 @@ def generate(env):
     env["BUILDERS"]["ElfObject"] = SCons.Builder.Builder(
         action=action, suffix=".o", src_suffix=".c", source_scanner=NO_SOURCE_SCANNER,
         target_scanner=scanner, emitter=emitters)
-    add_kernel_compiler(env, KernelCompiler(".c", "ELFCOM", _compiler, compile_database=True),
+    add_kernel_compiler(env, KernelCompiler(".c", "ELFCOM", _compiler, compile_database=True,
+                                            include_variable="ELF_CPPPATH"),
                         action, emitters, ".o", NO_SOURCE_SCANNER, scanner)
 
 

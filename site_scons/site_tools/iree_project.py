@@ -23,6 +23,8 @@ import SCons.Script
 from iree_kernels.project import option_files
 from iree_kernels.core import toolchains
 from iree_kernels.core.errors import UserError
+from iree_kernels.kinds import gemm_interface
+from iree_kernels.project import families
 from iree_kernels.project.manifest import load_project
 from iree_kernels.ir.targets import REPRODUCIBLE_FLAGS, TARGETS, module_targets
 from iree_kernels.kinds.registry import KERNEL_KINDS, kernel_kind
@@ -30,7 +32,7 @@ from iree_kernels.scons.dry_run import list_every_step
 from iree_kernels.scons.kernels import kernel_compiler, tool_version
 from iree_kernels.scons.module import (EXECUTABLE_LISTING, EXECUTABLE_OPS, DeclaredKernel,
                                        DeclaredModule, failing, file_name, imply, wanted)
-from iree_kernels.scons import build_folder, project_settings, relinking
+from iree_kernels.scons import build_folder, discovery, project_settings, relinking
 from iree_kernels.scons.nodes import spec_value
 from iree_kernels.scons.reporting import fail
 from iree_kernels.scons.signatures import trust_settled_signatures
@@ -59,6 +61,7 @@ SHORT_COMSTRS = {
     "IREE_HOTSPOTBENCHCOMSTR": "HOTBENCH  $TARGET",
     "IREE_HOTSPOTKERNELSCOMSTR": "HOTKERNEL  $TARGET",
     "IREE_HOTSPOTSCOMSTR": "HOTSPOTS  $TARGET",
+    "IREE_GEMMHEADERCOMSTR": "HEADER   $TARGET",
 }
 
 
@@ -150,6 +153,12 @@ def _declare_module(env, project, model, where, build) -> DeclaredModule:
     executables = env.IreeExecutableSources(here.File("executables.mlir"),
                                             [model.source, options])
     subs = tuple(project.substitutions_for(model.name, where.target.name))
+    if any(s.match for s in subs):          # families: one instance per executable taken
+        expanded, expansions = families.expand(
+            list(subs), discovery.executables_of(env, model, flags, build))
+        subs = tuple(expanded)
+        env.Alias("modules", env.IreeFamilies(here.File("families.txt"), spec_value(env, "".join(
+            f"FAMILY   {e.describe()}\n" for e in expansions))))
     module_file = build.Dir(where.folder).File(f"{model.name}.vmfb")
     # Relinked: the executables from a compile of the model (on llvm-cpu, the unlinked one).
     model_node = executables[0].sources[0]
@@ -303,6 +312,8 @@ def _declare_compiled_kernel(env, sub, resolved, here, where, build, missing: st
                                      [source, resolved, env.Value(sub.key)])[0]
     if kind.compiles_to is None:
         return source
+    if sub.facts:                   # a family's instance: with its executable's header
+        return _declare_instance_kernel(env, sub, source, kind, here, where)
     # Compiled for one of several architectures: in that module's folder.
     kernels = build if where.folder == where.target.name else build.Dir(where.folder)
     built = kernels.File(Path(sub.file).with_suffix(kind.compiles_to).as_posix())
@@ -318,6 +329,24 @@ def _declare_compiled_kernel(env, sub, resolved, here, where, build, missing: st
         return kernel
     named = here.File(f"{file_name(sub.key)}{kind.compiles_to}")
     return env.IreeSpirvEntryPoint(named, [kernel, resolved, env.Value(sub.key)])[0]
+
+
+def _declare_instance_kernel(env, sub, source, kind, here, where):
+    """A family's kernel compiled for one executable: in the module's folder, named after it,
+    with that executable's iree_gemm.h (``kinds.gemm_interface``) on its include path."""
+    folder = here.Dir(file_name(sub.key))
+    spec = {"facts": sub.facts, "executable": sub.executable, "model": sub.model,
+            "target": sub.target, "cuda": sub.target == "cuda",
+            "where": f"{sub.origin.file}:{sub.origin.line}: {sub.origin.entry}"}
+    header = env.IreeGemmHeader(folder.File(gemm_interface.HEADER), spec_value(env, spec))
+    compiler = kernel_compiler(env, kind.suffix)
+    overrides = {compiler.include_variable: [folder, *env.get(compiler.include_variable, [])]}
+    if compiler.arch_variable:
+        overrides[compiler.arch_variable] = where.arch
+    kernel = env.Kernel(here.File(f"{file_name(sub.key)}{kind.compiles_to}"), source,
+                        **overrides)
+    env.Depends(kernel, header)
+    return kernel[0]
 
 
 def _missing_tool(env, built, source, program: str):
@@ -365,7 +394,7 @@ def generate(env):
     for tool in ("iree_compile", "iree_opt", "iree_substitutions", "iree_run", *kernel_tools, "iree_dump",
                  "iree_bench", "iree_hotspots", "iree_scaffold", "iree_compile_commands",
                  "iree_cache", "iree_release", "iree_program", "iree_relink", "onnx_import", "torch_import",
-                 "iree_verify", "iree_expected"):
+                 "iree_verify", "iree_expected", "iree_families"):
         env.Tool(tool)
     env.AddMethod(declare_project, "IreeKernelProject")
 

@@ -71,7 +71,8 @@ def generate(env):
         action=action, suffix=".ptx", src_suffix=".cu", source_scanner=NO_SOURCE_SCANNER,
         target_scanner=scanner, emitter=emitters)
     add_kernel_compiler(env, KernelCompiler(".cu", "PTXCOM", _compiler, "CUDA_ARCH",
-                                            compile_database=True),
+                                            compile_database=True,
+                                            include_variable="CUDA_CPPPATH"),
                         action, emitters, ".ptx", NO_SOURCE_SCANNER, scanner)
 
 

@@ -282,7 +282,8 @@ class ToolFailed(UserError):
 
 
 def run(argv: list[str], *, file: str | None = None, doing: str = "",
-        timeouts: Timeouts | None = None, stdin: str | os.PathLike | None = None) -> str:
+        timeouts: Timeouts | None = None, stdin: str | os.PathLike | None = None,
+        cwd: str | os.PathLike | None = None) -> str:
     """Run a tool; its standard output, or a ToolFailed holding what it printed.
 
     It runs within the limit ``timeouts`` (default: the settings') sets for its
@@ -294,7 +295,7 @@ def run(argv: list[str], *, file: str | None = None, doing: str = "",
     limit = (timeouts or default_timeouts()).for_program(argv[0])
     what = f" to {doing}" if doing else ""
     try:
-        result = processes.run(argv, limit=limit, stdin=stdin)
+        result = processes.run(argv, limit=limit, stdin=stdin, cwd=cwd)
     except processes.TimeLimit:
         raise UserError(timeout_message(name, limit) + (f" ({doing})" if doing else ""),
                         file=file) from None

@@ -133,6 +133,19 @@ def count_region(expressions, workload: int | None) -> CountRegion:
     return region
 
 
+# A family's workgroup_count may name the loop sizes of each executable it takes.
+SIZE_NAMES = ("batch", "m", "n", "k")
+
+
+def with_sizes(expression, sizes: dict[str, int]) -> str:
+    """``expression`` with each of ``sizes``' names written as its value:
+    ``ceildiv(n, 64)`` with n = 512 is ``ceildiv(512, 64)``."""
+    class Sizes(ast.NodeTransformer):
+        def visit_Name(self, node):
+            return ast.Constant(sizes[node.id]) if node.id in sizes else node
+    return ast.unparse(Sizes().visit(_parse(expression)))
+
+
 def _parse(expression) -> ast.AST:
     if type(expression) is int:
         expression = str(expression)

@@ -98,6 +98,9 @@ class KernelKind:
     scaffold: Scaffold | None = None
     # The short progress lines of its tool's steps (NAMECOMSTR, line) when not VERBOSE.
     short_lines: tuple[tuple[str, str], ...] = ()
+    # May be a family (match): compiled per executable it takes, with the facts of each
+    # (kinds.gemm_interface's header on its include path).
+    family: bool = False
     # A line of the manifest schema's comment on it (the kinds of one language share one).
     schema_comment: str = ""
     # What the build does with it, for the docs' table of suffixes (docs/manifest.md).

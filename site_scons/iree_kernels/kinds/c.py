@@ -14,7 +14,7 @@ _NATIVE_WHY = ("a native object can only be linked by a generated wrapper (wrapp
 _COMMENT = "a C kernel or native object: target llvm-cpu, wrapped mode"
 KINDS = (
     KernelKind(".c", "a C kernel", ("llvm-cpu",), "wrapped", ("wrapped",), _NATIVE_WHY, ".o",
-               tool="elf_object", short_lines=(("ELFCOMSTR", "CC       $SOURCE"),),
+               tool="elf_object", short_lines=(("ELFCOMSTR", "CC       $SOURCE"),), family=True,
                scaffold=Scaffold("c", ("llvm-cpu",), "scaffold/kernel.c.j2", "wrapped",
                                  default_for=("llvm-cpu",),
                                  constant_array=("static const {type} {name}[{count}] = {{", "};", "f")),

@@ -13,7 +13,7 @@ from iree_kernels.kinds.base import GPU_MODES, GPU_WHY, KernelKind, Scaffold
 _COMMENT = "a CUDA or PTX kernel: target cuda, object or wrapped mode"
 KINDS = (
     KernelKind(".cu", "a CUDA kernel", ("cuda",), "object", GPU_MODES, GPU_WHY, ".ptx",
-               tool="ptx", short_lines=(("PTXCOMSTR", "PTX      $SOURCE"),),
+               tool="ptx", short_lines=(("PTXCOMSTR", "PTX      $SOURCE"),), family=True,
                scaffold=Scaffold("cuda", ("cuda",), "scaffold/kernel.cu.j2", "object",
                                  default_for=("cuda",),
                                  constant_array=("__device__ const {type} {name}[{count}] = {{", "};", "f")),

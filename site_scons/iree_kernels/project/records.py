@@ -16,7 +16,7 @@ from iree_kernels.project.tolerances import Tolerance
 IMPORTED_SUFFIXES = (".onnx", ".pt2")
 # IREE's dump names a source <module>_<executable>; its -from= flags strip the prefix too.
 DUMP_PREFIX = "module_"
-SELECTOR_KEYS = ("executable", "export", "fingerprint")
+SELECTOR_KEYS = ("executable", "export", "fingerprint", "match")
 
 
 @dataclass(frozen=True)
@@ -77,6 +77,10 @@ class Substitution:
     passes: tuple = ()                # a derived kernel: the iree-opt pipelines, in order; file
                                       # is then '' and passes_file the file they are in, if any
     passes_file: str = ""
+    match: str = ""                   # a family: a glob over export names; expanded to one
+                                      # instance per GEMM executable it takes (families)
+    facts: dict = field(default_factory=dict, hash=False)   # an instance's executable's
+                                      # ir.contractions.Contraction, as to_dict gives it
 
     @property
     def tolerance(self) -> Tolerance:
@@ -91,7 +95,8 @@ class Substitution:
         if self.executable:
             return self.executable
         return " ".join(f"{k}={v}" for k, v in (("export", self.export),
-                                                ("fingerprint", self.fingerprint)) if v)
+                                                ("fingerprint", self.fingerprint),
+                                                ("match", self.match)) if v)
 
     def selector(self) -> dict:
         """The manifest's selector fields that are set."""
@@ -118,7 +123,7 @@ class Substitution:
                 "atol": self.atol, "rtol": self.rtol, "ulp": self.ulp, "bitwise": self.bitwise,
                 "verify": self.verify, "kind_fields": dict(self.kind_fields),
                 "folder": self.folder, "passes": list(self.passes),
-                "passes_file": self.passes_file}
+                "passes_file": self.passes_file, "match": self.match, "facts": self.facts}
 
     @classmethod
     def from_dict(cls, data: dict) -> "Substitution":

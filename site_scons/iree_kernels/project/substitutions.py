@@ -15,7 +15,7 @@ from pathlib import PurePosixPath
 from iree_kernels.core.errors import UserError, closest, control_character, shown
 from iree_kernels.core.files import read_text
 from iree_kernels.core.toml_lines import line_of_field
-from iree_kernels.ir.workgroups import ExpressionError, count_region
+from iree_kernels.ir.workgroups import SIZE_NAMES, ExpressionError, count_region, with_sizes
 from iree_kernels.kinds.registry import KERNEL_KINDS, MODES, KernelKind, kernel_kind, kind_fields
 from iree_kernels.project.compiler_flags import refused_pipeline
 from iree_kernels.project.fields import check_keys, field_error, path_field
@@ -27,7 +27,7 @@ from iree_kernels.project.tolerances import TOLERANCE_KEYS, tolerance_error
 # The fields every substitution may take; each kind adds its own (substitution_keys).
 COMMON_KEYS = {"model", "target", "executable", "export", "fingerprint", "file", "mode",
                "workgroup_count", "workgroup_size", "function", "verify", "from",
-               "passes", *TOLERANCE_KEYS}
+               "passes", "match", *TOLERANCE_KEYS}
 # A kernel derived by iree-opt from the executable's own dumped source (``passes``).
 DERIVED_KEYS = {"model", "target", "executable", "export", "fingerprint", "passes", "verify",
                 *TOLERANCE_KEYS}
@@ -85,7 +85,10 @@ def read_substitution(project: Project, entry, origin: Origin, text: str,
                           f"of target '{values['target']}'; it fits {', '.join(kind.targets)}")
     objects, search_path = check_object_paths(project, file, described, text) \
         if kind.links_objects else ((), "")
-    launch = _launch_fields(entry, mode, values["target"], file, kind, described, text)
+    if values["match"]:
+        _check_family(entry, kind, mode, described, text)
+    launch = _launch_fields(entry, mode, values["target"], file, kind, described, text,
+                            sizes=bool(values["match"]))
     own = _kind_fields(entry, kind, values["target"], described, text)
     for key in TOLERANCE_KEYS:
         if problem := tolerance_error(key, entry.get(key)):
@@ -97,6 +100,7 @@ def read_substitution(project: Project, entry, origin: Origin, text: str,
                         file, mode, described, export=values["export"],
                         fingerprint=values["fingerprint"].lower(), objects=objects,
                         object_search_path=search_path, **launch, kind_fields=own,
+                        match=values["match"],
                         verify=entry.get("verify", True),
                         **{key: entry.get(key) for key in TOLERANCE_KEYS})
 
@@ -236,8 +240,13 @@ def _check_selector(values: dict, origin: Origin, text: str) -> None:
     """One of executable, export, fingerprint; fingerprint may go with either of the others."""
     if not any(values[k] for k in SELECTOR_KEYS):
         raise origin.error("missing the executable to replace: give executable = \"NAME\", "
-                           "export = \"PATTERN\" (a glob over export names) or fingerprint = "
-                           "\"sha256:HEX\" (from scons dump)", "executable")
+                           "export = \"PATTERN\" (a glob over export names), fingerprint = "
+                           "\"sha256:HEX\" (from scons dump) or, for a family of GEMM "
+                           "executables, match = \"PATTERN\"", "executable")
+    if values["match"] and any(values[k] for k in SELECTOR_KEYS if k != "match"):
+        other = next(k for k in SELECTOR_KEYS if k != "match" and values[k])
+        raise field_error(origin, text, other, f"give match (a family: every GEMM executable "
+                          f"whose export name matches) or {other}, not both")
     if values["executable"] and values["export"]:
         raise field_error(origin, text, "export", "give executable or export, not both "
                           "(a fingerprint may go with either)")
@@ -248,9 +257,24 @@ def _check_selector(values: dict, origin: Origin, text: str) -> None:
                           "scons dump lists them")
 
 
+def _check_family(entry: dict, kind: KernelKind, mode: str, origin: Origin, text: str) -> None:
+    """A family entry (``match``): a kernel of a kind that reads the facts, wrapped."""
+    if not kind.family:
+        takers = ", ".join(k.suffix for k in KERNEL_KINDS.values() if k.family)
+        raise field_error(origin, text, "match", f"{kind.description} cannot be a family "
+                          f"(match): only kernels that read an executable's facts can ({takers})")
+    if "passes" in entry or "from" in entry:
+        raise field_error(origin, text, "match", "a family (match) takes a kernel file")
+    if mode != "wrapped":
+        raise field_error(origin, text, "mode", "a family (match) is substituted wrapped: its "
+                          "kernel launches as workgroup_count says, over the sizes batch, m, "
+                          "n, k of each executable it takes")
+
+
 def _launch_fields(entry: dict, mode: str, target: str, file: str, kind: KernelKind,
-                   origin: Origin, text: str) -> dict:
-    """workgroup_count, workgroup_size and function of a wrapped substitution."""
+                   origin: Origin, text: str, sizes: bool = False) -> dict:
+    """workgroup_count, workgroup_size and function of a wrapped substitution; ``sizes``: of a
+    family, whose counts may name each executable's loop sizes (workgroups.SIZE_NAMES)."""
     if mode != "wrapped":
         for key in WRAPPED_KEYS:
             if key in entry:
@@ -263,7 +287,8 @@ def _launch_fields(entry: dict, mode: str, target: str, file: str, kind: KernelK
                            "workgroup_count")
     count = entry["workgroup_count"]
     try:
-        count_region(count, None)
+        count_region([with_sizes(e, dict.fromkeys(SIZE_NAMES, 1)) for e in count]
+                     if sizes and isinstance(count, list) and count else count, None)
     except ExpressionError as e:
         raise field_error(origin, text, "workgroup_count", str(e))
     size = entry.get("workgroup_size")

@@ -40,6 +40,8 @@ class KernelCompiler:
     program: Callable[[object], tuple[str, str | None]]
     arch_variable: str = ""                      # set to the module's architecture: CUDA_ARCH
     compile_database: bool = False               # listed in compile_commands.json
+    include_variable: str = ""                   # its include path: ELF_CPPPATH (a family's
+                                                 # instance finds its iree_gemm.h there)
 
 
 def kernel_builder(env):
