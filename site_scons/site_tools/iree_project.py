@@ -153,12 +153,13 @@ def _declare_module(env, project, model, where, build) -> DeclaredModule:
     executables = env.IreeExecutableSources(here.File("executables.mlir"),
                                             [model.source, options])
     subs = tuple(project.substitutions_for(model.name, where.target.name))
+    report = []
     if any(s.match for s in subs):          # families: one instance per executable taken
         expanded, expansions = families.expand(
             list(subs), discovery.executables_of(env, model, flags, build))
         subs = tuple(expanded)
-        env.Alias("modules", env.IreeFamilies(here.File("families.txt"), spec_value(env, "".join(
-            f"FAMILY   {e.describe()}\n" for e in expansions))))
+        report = env.IreeFamilies(here.File("families.txt"), spec_value(env, "".join(
+            f"FAMILY   {e.describe()}\n" for e in expansions)))
     module_file = build.Dir(where.folder).File(f"{model.name}.vmfb")
     # Relinked: the executables from a compile of the model (on llvm-cpu, the unlinked one).
     model_node = executables[0].sources[0]
@@ -185,6 +186,7 @@ def _declare_module(env, project, model, where, build) -> DeclaredModule:
                                        options=options, substitutions=flag_file, subs=subs,
                                        replacements=replacements, resolved=resolved,
                                        objects=objects, unlinked=unlinked)
+    env.Depends(module, report)             # what its families took, said before it is built
     # What the front end runs in: its own step, the executables' dumps, a compile of the model.
     from_model = [node for node in (module[0], module[0].sources[0])
                   if node.sources and node.sources[0] is model_node]

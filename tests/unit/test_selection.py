@@ -75,8 +75,9 @@ def test_export_with_fingerprint_and_executable_with_fingerprint(repo):
 def test_a_selector_is_required(repo):
     assert error(repo, "") == ("kernels/demo.toml:5: [[substitutions]] #1: field 'executable': "
                                "missing the executable to replace: give executable = \"NAME\", "
-                               "export = \"PATTERN\" (a glob over export names) or fingerprint = "
-                               "\"sha256:HEX\" (from scons dump)")
+                               "export = \"PATTERN\" (a glob over export names), fingerprint = "
+                               "\"sha256:HEX\" (from scons dump) or, for a family of GEMM "
+                               "executables, match = \"PATTERN\"")
 
 
 def test_executable_and_export_exclude_each_other(repo):

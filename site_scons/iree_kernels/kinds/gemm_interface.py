@@ -8,7 +8,7 @@ offset put it (``GEMM_LHS(b, m, k)``, ``GEMM_RHS(b, k, n)``), and the store of
 a result with the executable's epilogue applied (``GEMM_STORE(b, m, n, acc)``).
 The kernel is written once against these names; transposes, offsets from push
 constants, biases and activations are the header's. Not for the facts
-themselves, nor for Triton kernels.
+themselves.
 """
 from __future__ import annotations
 

@@ -137,6 +137,10 @@ def _substitution() -> dict:
         "executable": {"type": "string", "pattern": _NAME,
                        "description": "the hal.executable to replace"},
         "export": {"type": "string", "pattern": _NAME, "description": "a glob over export names"},
+        "match": {"type": "string", "pattern": _NAME,
+                  "description": "a family: a glob over export names; every GEMM executable it "
+                                 "matches gets the kernel, compiled with that executable's "
+                                 "iree_gemm.h (C and CUDA kernels, wrapped)"},
         "fingerprint": {"type": "string", "pattern": "^[sS][hH][aA]256:[0-9a-fA-F]{12,64}$",
                         "description": "sha256: and 12 to 64 hex digits, as scons dump lists them"},
         "file": {"type": "string", "description": "the kernel, relative to the repository root",
@@ -190,7 +194,10 @@ def _substitution() -> dict:
              "if": {"required": ["from"]},
              "then": _none_of(["executable", "export", "fingerprint", *_LAUNCH, *own]),
              "else": {"anyOf": [{"required": [k]} for k in ("executable", "export",
-                                                            "fingerprint")]}},
+                                                            "fingerprint", "match")]}},
+            {"$comment": "a family (match) selects by itself",
+             "if": {"required": ["match"]},
+             "then": _none_of(["executable", "export", "fingerprint", "from", "passes"])},
             {"$comment": "a derived kernel (passes): a selector, no kernel file, source mode, "
                          "no launch shape, no kind's own fields",
              "if": {"required": ["passes"]},

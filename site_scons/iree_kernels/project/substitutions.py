@@ -74,6 +74,8 @@ def read_substitution(project: Project, entry, origin: Origin, text: str,
         raise field_error(described, text, "file", f"'{file}' is not a kernel file this tool "
                           f"knows ({', '.join(KERNEL_KINDS)})")
     mode = entry.get("mode", kind.default_mode)
+    if values["match"]:
+        _check_family(entry, kind, mode, described, text)
     if mode not in MODES:
         raise field_error(described, text, "mode", f"unknown mode '{mode}'{closest(str(mode), MODES)}; "
                           f"modes: {', '.join(MODES)}")
@@ -85,8 +87,6 @@ def read_substitution(project: Project, entry, origin: Origin, text: str,
                           f"of target '{values['target']}'; it fits {', '.join(kind.targets)}")
     objects, search_path = check_object_paths(project, file, described, text) \
         if kind.links_objects else ((), "")
-    if values["match"]:
-        _check_family(entry, kind, mode, described, text)
     launch = _launch_fields(entry, mode, values["target"], file, kind, described, text,
                             sizes=bool(values["match"]))
     own = _kind_fields(entry, kind, values["target"], described, text)

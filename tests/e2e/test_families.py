@@ -1,0 +1,44 @@
+"""End to end: one C family entry replaces every GEMM of the corpus transformer, each instance verified.
+
+The transformer's six batch matmuls carry what IREE fuses into them (a scale,
+a transposed store, a folded bias with a residual, a bias with GELU); the
+kernel (kernels/families/gemm.c) is written once against iree_gemm.h.
+"""
+from __future__ import annotations
+
+import re
+
+from conftest import REPO
+from test_corpus import _project, models  # noqa: F401  (models: the corpus fixture)
+
+FAMILY = """
+[[substitutions]]
+model = "torch_transformer_mlir"
+target = "llvm-cpu"
+match = "*batch_matmul*"
+file = "kernels/gemm.c"
+workgroup_count = ["ceildiv(n, 64)", "ceildiv(m, 8)", "batch"]
+"""
+
+
+def test_one_c_family_replaces_every_gemm_of_the_transformer_each_verified(tmp_path, models):
+    folder, entries = models
+    project = _project(tmp_path, folder, entries["torch_transformer_mlir"], "llvm-cpu")
+    project.copy(REPO / "kernels/families/gemm.c", "kernels/gemm.c")
+    project.write("kernels/family.toml", FAMILY)
+
+    built = project.scons("verify", "check")
+    assert "took 6 of 6 executables it matched" in built.stdout
+    assert len(built.ran("HEADER")) == 6
+    assert len(re.findall(r"main\$async_dispatch_\d+ \(kernels/gemm.c, .*\) matched IREE's "
+                          r"executable", built.stdout)) == 6
+    assert re.search(r"check: build/llvm-cpu/torch_transformer_mlir.vmfb: 1 case\(s\) of .* "
+                     r"matched", built.stdout)
+    assert project.scons("--question", "verify", "check").stdout == ""
+
+    kernel = project.read("kernels/gemm.c")
+    project.write("kernels/gemm.c", kernel.replace("enum { TILE_M = 8", "enum { TILE_M = 4"))
+    edited = project.scons()
+    assert len(edited.ran("CC")) == 6 and edited.ran("RELINK")
+    assert "FAMILIES" not in edited.stdout         # the executables were read once, kept
+    assert not edited.ran("HEADER")

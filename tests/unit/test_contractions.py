@@ -1,0 +1,105 @@
+"""The facts of GEMM executables are read off their MLIR, and every other executable says why it has none.
+
+The fixture is the executables of bench/corpus.py's transformer block on
+llvm-cpu: its GEMMs carry a scale, a transposed store, a folded bias with a
+residual, and a GELU, as IREE fuses them.
+"""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from iree_kernels.ir.contractions import Contraction, expression_text, read_contractions
+from iree_kernels.kinds.gemm_interface import Unsupported, header
+
+DATA = Path(__file__).parents[1] / "data" / "executables"
+BLOCK = DATA / "transformer_block.mlir"
+LAYERS = DATA / "layers_dynamic_matmul.mlir"
+
+
+@pytest.fixture(scope="module")
+def block() -> dict:
+    return read_contractions(BLOCK.read_text(), str(BLOCK))
+
+
+def test_every_batch_matmul_of_the_block_is_read_and_the_rest_say_why_not(block):
+    taken = {name for name, facts in block.items() if isinstance(facts, Contraction)}
+    assert taken == {f"main$async_dispatch_{n}" for n in (2, 8, 10, 11, 14, 15)}
+    assert block["main$async_dispatch_9"] == "it holds no linalg matmul op"
+
+
+def test_sizes_operands_and_offsets_from_push_constants_are_read(block):
+    facts = block["main$async_dispatch_2"]
+    assert (facts.op, facts.batch, facts.m, facts.n, facts.k) == ("batch_matmul", 1, 16, 64, 64)
+    assert (facts.lhs.binding, facts.lhs.offset, facts.lhs.dims) == (0, 4096, ("b", "m", "k"))
+    assert (facts.rhs.binding, facts.rhs.offset) == (1, ("push", 0))
+    assert (facts.out.binding, facts.out.offset) == (2, ("push", 1))
+    assert (facts.constants, facts.bindings, facts.epilogue) == (2, 3, ("acc",))
+
+
+def test_a_transposed_store_is_the_outputs_dims(block):
+    facts = block["main$async_dispatch_10"]
+    assert facts.out.dims == ("m", "b", "n") and facts.out.shape == (16, 4, 16)
+
+
+def test_a_folded_bias_is_a_table_and_a_residual_an_input(block):
+    facts = block["main$async_dispatch_11"]
+    assert expression_text(facts.epilogue) == "(add input0 (add acc table0))"
+    assert facts.inputs[0].dims == ("b", "m", "n")
+    (table,) = facts.tables
+    assert table.dims == ("n",) and len(table.values) == 64 == table.shape[0]
+
+
+def test_gelu_reads_as_its_arithmetic(block):
+    text = expression_text(block["main$async_dispatch_14"].epilogue)
+    assert "(erf (div (add acc input0) 1.4142135" in text
+
+
+def test_facts_read_back_from_json_as_they_were(block):
+    for facts in block.values():
+        if isinstance(facts, Contraction):
+            assert Contraction.from_dict(json.loads(json.dumps(facts.to_dict()))) == facts
+
+
+def test_an_executable_whose_sizes_are_dynamic_is_declined():
+    found = read_contractions(LAYERS.read_text(), str(LAYERS))
+    assert any("dynamic" in why for why in found.values() if isinstance(why, str))
+
+
+@pytest.mark.skipif(not shutil.which("clang"), reason="no clang")
+@pytest.mark.parametrize("number", [2, 8, 10, 11, 14, 15])
+def test_each_header_compiles_with_the_family_kernel_and_calls_no_library(block, number,
+                                                                           tmp_path):
+    name = f"main$async_dispatch_{number}"
+    (tmp_path / "iree_gemm.h").write_text(header(
+        block[name], executable=name, export=name, model="block", target="llvm-cpu",
+        cuda=False))
+    kernel = Path(__file__).parents[2] / "kernels" / "families" / "gemm.c"
+    subprocess.run(["clang", "-target", "x86_64-unknown-unknown-eabi-elf", "-std=c17", "-O2",
+                    "-ffreestanding", "-fPIC", "-Werror", "-I", str(tmp_path), "-c",
+                    str(kernel), "-o", str(tmp_path / "gemm.o")], check=True, timeout=60)
+    undefined = subprocess.run(["llvm-nm", "-u", str(tmp_path / "gemm.o")] if
+                               shutil.which("llvm-nm") else ["nm", "-u", str(tmp_path / "gemm.o")],
+                               capture_output=True, text=True, check=True, timeout=60).stdout
+    assert undefined.strip() == ""
+
+
+def test_an_element_type_without_a_c_type_is_unsupported(block):
+    facts = block["main$async_dispatch_2"]
+    odd = Contraction.from_dict({**facts.to_dict(), "accumulator": "f8E4M3FN"})
+    with pytest.raises(Unsupported, match="f8E4M3FN"):
+        header(odd, executable="x", export="x", model="m", target="llvm-cpu", cuda=False)
+
+
+def test_the_cuda_header_has_no_workgroup_parameters_and_uses_cudas_math(block):
+    name = "main$async_dispatch_14"
+    text = header(block[name], executable=name, export=name, model="m", target="cuda",
+                  cuda=True)
+    params = re.search(r"#define GEMM_PARAMS (.*)", text).group(1)
+    assert params.startswith("char *binding0") and "workgroup" not in params
+    assert "#define gemm_erf(x) erff(x)" in text and "#include <stdint.h>" not in text
