@@ -103,3 +103,18 @@ def test_the_cuda_header_has_no_workgroup_parameters_and_uses_cudas_math(block):
     params = re.search(r"#define GEMM_PARAMS (.*)", text).group(1)
     assert params.startswith("char *binding0") and "workgroup" not in params
     assert "#define gemm_erf(x) erff(x)" in text and "#include <stdint.h>" not in text
+
+
+@pytest.mark.skipif(not shutil.which("nvcc"), reason="no nvcc")
+@pytest.mark.parametrize("number", [10, 11, 14])
+def test_each_cuda_header_compiles_with_the_cuda_family_kernel_to_its_exports_entry(
+        block, number, tmp_path):
+    name = f"main$async_dispatch_{number}"
+    (tmp_path / "iree_gemm.h").write_text(header(
+        block[name], executable=name, export=f"{name}_gemm", model="block", target="cuda",
+        cuda=True))
+    kernel = Path(__file__).parents[2] / "kernels" / "families" / "gemm.cu"
+    subprocess.run(["nvcc", "-ptx", "-arch=sm_80", "-I", str(tmp_path), str(kernel), "-o",
+                    str(tmp_path / "gemm.ptx")], check=True, timeout=120)
+    assert re.findall(r"\.entry ([^(\s]+)", (tmp_path / "gemm.ptx").read_text()) == \
+        [f"{name}_gemm"]
