@@ -14,6 +14,7 @@ import re
 
 from iree_kernels.core.errors import shown
 from iree_kernels.kinds.base import KernelKind, KindField, Scaffold
+from iree_kernels.kinds.gemm_interface import triton_decline
 
 LANGUAGE = "triton"
 BLOCK = 1024      # a Triton skeleton's BLOCK: elements a program takes at a time
@@ -95,7 +96,8 @@ KINDS = (
     KernelKind(".py", "a Triton kernel", ("cuda", "hip"), "wrapped", ("wrapped",),
                "a Triton kernel launches with its own workgroup size (num_warps): it is "
                "linked by a generated wrapper (wrapped mode)", ".ptx", tool="triton_compile",
-               compiles_for=(("hip", ".hsaco"),), declare=declare,
+               compiles_for=(("hip", ".hsaco"),), declare=declare, family=True,
+               family_decline=triton_decline,
                function=("Python function", "a Triton kernel (.py)"),
                no_workgroup_size="a Triton kernel's workgroup size is num_warps x the warp "
                                  "size (Triton's metadata gives it); set num_warps instead",

@@ -17,6 +17,7 @@ from fnmatch import fnmatchcase
 
 from iree_kernels.ir.contractions import Contraction
 from iree_kernels.ir.workgroups import with_sizes
+from iree_kernels.kinds.registry import kernel_kind
 from iree_kernels.project.records import Origin, Substitution
 
 FORMAT = 1
@@ -64,7 +65,7 @@ def expand(subs: list[Substitution], found: dict[str, Found]) -> tuple[list[Subs
             executable = found[name]
             if not fnmatchcase(executable.export, sub.match):
                 continue
-            why = _declined(name, executable, named, taken_by)
+            why = _declined(name, executable, named, taken_by) or _kind_declines(sub, executable)
             if why:
                 declined.append((name, why))
                 continue
@@ -96,6 +97,11 @@ def _declined(name: str, executable: Found, named: set, taken_by: dict) -> str:
     if executable.facts is None:
         return executable.why_not
     return ""
+
+
+def _kind_declines(sub: Substitution, executable: Found) -> str:
+    kind = kernel_kind(sub.file)
+    return kind.family_decline(executable.facts) if kind and kind.family_decline else ""
 
 
 def _natural(name: str):
