@@ -6,7 +6,10 @@ kernel (kernels/families/gemm.c) is written once against iree_gemm.h.
 """
 from __future__ import annotations
 
+import importlib.util
 import re
+
+import pytest
 
 from conftest import REPO
 from test_corpus import _project, models  # noqa: F401  (models: the corpus fixture)
@@ -42,3 +45,35 @@ def test_one_c_family_replaces_every_gemm_of_the_transformer_each_verified(tmp_p
     assert len(edited.ran("CC")) == 6 and edited.ran("RELINK")
     assert "FAMILIES" not in edited.stdout         # the executables were read once, kept
     assert not edited.ran("HEADER")
+
+
+TRITON_FAMILY = """
+[[substitutions]]
+model = "torch_transformer_mlir"
+target = "cuda"
+match = "*batch_matmul*"
+file = "kernels/gemm.py"
+constexprs = { BLOCK_M = 64, BLOCK_N = 64, BLOCK_K = 32, GROUP_M = 8, PRECISION = 3 }
+workgroup_count = ["ceildiv(m, 64) * ceildiv(n, 64)", "batch"]
+"""
+
+
+@pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="no triton")
+def test_a_triton_family_compiles_each_gemm_through_its_own_entry(tmp_path, models):
+    folder, entries = models
+    project = _project(tmp_path, folder, entries["torch_transformer_mlir"], "cuda")
+    project.copy(REPO / "kernels/families/gemm.py", "kernels/gemm.py")
+    project.write("kernels/family.toml", TRITON_FAMILY)
+
+    built = project.scons()
+    assert "took 4 of 6 executables it matched" in built.stdout
+    assert built.stdout.count("which a Triton entry cannot hold") == 2      # folded biases
+    assert len(built.ran("TRITON")) == 4 and len(built.ran("ABI")) == 4 and built.ran("RELINK")
+    entry = project.read("build/cuda/torch_transformer_mlir/"
+                         + built.ran("ENTRYPY")[0].split("torch_transformer_mlir/", 1)[1])
+    assert "family_gemm(" in entry and "@triton.jit" in entry
+
+    kernel = project.read("kernels/gemm.py")
+    project.write("kernels/gemm.py", kernel.replace('"""One Triton GEMM', '"""A Triton GEMM'))
+    edited = project.scons()
+    assert len(edited.ran("TRITON")) == 4 and not edited.ran("ENTRYPY")
