@@ -82,6 +82,9 @@ def write_dump(target, source, env):
                  + ("; no benchmarks dumped: the model's compile fails" if "benchmarks" in after
                     else "") + "\n")
     text += _derived_kernels(source, folder)
+    if env.get("IREE_DUMP_FAMILIES"):
+        families = Path(env["IREE_DUMP_FAMILIES"]).read_text(encoding="utf-8")
+        text += "\nFamilies (match): the executables each took and declined\n" + families
     write_atomically(target[0].abspath, text)
     print(text + f"(files in {folder})\n", end="")
 
@@ -121,7 +124,11 @@ def declare_listing(env, declared: DeclaredModule):
     listing = env.IreeDump(declared.folder.Dir("dump").File("executables.txt"),
                            [declared.options, declared.executables, *shown],
                            IREE_DUMP_KINDS=env["DUMP"], IREE_DUMP_TARGET=declared.target.name,
-                           IREE_DUMP_MODEL=declared.model.name)
+                           IREE_DUMP_MODEL=declared.model.name,
+                           IREE_DUMP_FAMILIES=declared.families.abspath if declared.families
+                           else "")
+    if declared.families:
+        env.Depends(listing, declared.families)
     env.Alias("dump", listing)
     return listing
 

@@ -196,7 +196,8 @@ def _declare_module(env, project, model, where, build) -> DeclaredModule:
                             [executables, *ops, *from_model], module)
     return DeclaredModule(model, where, here, options[0], executables[0], subs,
                           resolved[0] if resolved else None, kernels, flag_file, record,
-                          module[0], tuple(sorted(set(filter(None, missing.values())))))
+                          module[0], tuple(sorted(set(filter(None, missing.values())))),
+                          report[0] if report else None)
 
 
 def _declare_uses(env, declared: DeclaredModule, scaffolds: bool) -> list:

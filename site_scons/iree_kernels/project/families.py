@@ -39,12 +39,14 @@ class Expansion:
     declined: tuple[tuple[str, str], ...]       # (executable, why), matched by the glob only
 
     def describe(self) -> str:
-        """``kernels/x.toml:12: match '*matmul*' of m/llvm-cpu took 3 of 5 executables: ...``."""
+        """``kernels/x.toml:12: match '*matmul*' of m/llvm-cpu took 1 of 2 executables it
+        matched`` and a line per executable: what it computes, or why it was declined."""
         o = self.entry.origin
-        took = ", ".join(s.executable for s in self.taken) or "none"
         text = (f"{o.file}:{o.line}: match '{self.entry.match}' of {self.entry.model}/"
                 f"{self.entry.target} took {len(self.taken)} of "
-                f"{len(self.taken) + len(self.declined)} executables it matched: {took}")
+                f"{len(self.taken) + len(self.declined)} executables it matched")
+        text += "".join(f"\n  took {s.executable}: {Contraction.from_dict(s.facts).describe()}"
+                        for s in self.taken)
         return text + "".join(f"\n  declined {name}: {why}" for name, why in self.declined)
 
 

@@ -62,6 +62,7 @@ class DeclaredModule:
     record: object                 # substitutions.json
     module: object                 # the .vmfb
     missing_tools: tuple[str, ...] = field(default=())   # programs this machine lacks for it
+    families: object = None        # families.txt: what its family entries took, if any
 
     @property
     def target(self) -> Target:
