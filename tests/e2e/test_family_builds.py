@@ -77,3 +77,16 @@ def test_a_triton_family_compiles_each_gemm_through_its_own_entry(tmp_path, mode
     project.write("kernels/gemm.py", kernel.replace('"""One Triton GEMM', '"""A Triton GEMM'))
     edited = project.scons()
     assert len(edited.ran("TRITON")) == 4 and not edited.ran("ENTRYPY")
+
+
+def test_a_family_on_a_pt2_model_reads_the_executables_of_its_import(tmp_path, models):
+    folder, entries = models
+    project = _project(tmp_path, folder, entries["torch_transformer"], "llvm-cpu")
+    project.copy(REPO / "kernels/families/gemm.c", "kernels/gemm.c")
+    project.write("kernels/family.toml", FAMILY.replace("torch_transformer_mlir",
+                                                        "torch_transformer"))
+    built = project.scons("check")
+    assert "FAMILIES  importing models/torch_transformer.pt2" in built.stdout
+    assert "took 6 of 6 executables it matched" in built.stdout
+    assert "check: build/llvm-cpu/torch_transformer.vmfb: 1 case(s)" in built.stdout
+    assert project.scons("--question", "check").stdout == ""

@@ -115,6 +115,9 @@ class Contraction:
         sizes = (f"{self.batch}x" if self.op.startswith("batch") else "") + \
             f"{self.m}x{self.n}x{self.k}"
         tail = "" if self.epilogue == ("acc",) else f", epilogue {expression_text(self.epilogue)}"
+        loops = ("b", "m", "n") if self.op.startswith("batch") else ("m", "n")
+        if self.out.dims != loops:
+            tail += f", stored as ({', '.join(self.out.dims)})"
         return f"{self.op} {sizes} {self.lhs.element} -> {self.out.element}{tail}"
 
 

@@ -6,10 +6,12 @@ configure step would, the front end runs while the build is read, once for
 each model, target and set of flags, and its executables' exports and facts
 (``ir.contractions``) are kept in ``BUILD_DIR/.families/<digest>.json``, the
 digest taken over everything that decides them (the model's bytes, the
-flags and the files they name, iree-compile's version). A build that finds
-the file reads it: a no-op or a kernel edit runs nothing here. A model the
-build imports (``.onnx``, ``.pt2``) is read from its import, which must then
-be built first. Not for the expansion itself (``project.families``).
+flags and the files they name, iree-compile's version; for a model the build
+imports, ``.onnx`` or ``.pt2``, its importer's packages). A build that finds
+the file reads it: a no-op or a kernel edit runs nothing here. An imported
+model is imported here too, with the import step's own command, into a scratch
+folder: a clean build imports it twice. Not for the expansion itself
+(``project.families``).
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ import json
 import sys
 from pathlib import Path
 
-from iree_kernels.core import toolchains
+from iree_kernels.core import processes, toolchains
 from iree_kernels.core.errors import UserError
 from iree_kernels.core.files import read_text, scratch_folder, write_atomically
 from iree_kernels.ir.executables import read_executables
@@ -32,27 +34,61 @@ FOLDER = ".families"
 def executables_of(env, model, flags: list[str], build) -> dict[str, families.Found]:
     """Each executable of ``model`` compiled with ``flags``, as families see it."""
     root = Path(env.Dir("#").abspath)
-    source = root / model.source
+    node = env.Dir("#").File(model.source)
+    imported = node.has_builder()           # .onnx, .pt2: the build's import of it
+    source = Path(node.sources[0].abspath) if imported else root / model.source
     if not source.is_file():
-        raise UserError(f"model '{model.name}' is a family's (match), whose executables are "
-                        f"read while the build is: build its import first (scons "
-                        f"{model.source})" if model.imported else
-                        f"model '{model.name}': cannot read {model.source}",
+        raise UserError(f"model '{model.name}': cannot read {source}",
                         file=model.origin.file, line=model.origin.line)
     compiler = env.subst("$IREE_COMPILE")
     limits = timeouts(env)
-    digest = _digest(root, source, flags, toolchains.version(compiler, timeouts=limits))
+    versions = [toolchains.version(compiler, timeouts=limits),
+                *(str(d.read()) for d in node.depends if imported and hasattr(d, "read"))]
+    digest = _digest(root, source, flags, "\0".join(versions))
     cache = Path(build.abspath) / FOLDER / f"{digest}.json"
     try:
         return families.loads(json.loads(read_text(cache)))
     except (OSError, ValueError, KeyError, TypeError):
         pass
-    found = _read(root, compiler, source, flags, limits, Path(build.abspath), model)
+    with scratch_folder(_made(build), "import") as work:
+        mlir = _imported(env, node, Path(work), model) if imported else source
+        found = _read(root, compiler, mlir, flags, limits, Path(build.abspath), model)
     try:
         write_atomically(cache, json.dumps(families.dumps(found), sort_keys=True))
     except OSError:                 # a read-only checkout answering --question: not kept
         pass
     return found
+
+
+def _made(build) -> Path:
+    Path(build.abspath).mkdir(parents=True, exist_ok=True)
+    return Path(build.abspath)
+
+
+def _imported(env, node, work: Path, model) -> Path:
+    """``node``'s import (an ImportCommand's step) run into ``work``: the MLIR it wrote."""
+    import SCons.Subst
+
+    action = node.get_builder().action
+    prefix = getattr(action, "prefix", "")
+    out = work / f"{model.name}.mlir"
+    argv = [str(a) for a in node.get_build_env().subst_list(
+        f"${prefix}COM", SCons.Subst.SUBST_CMD, target=[node], source=node.sources)[0]]
+    argv = [str(out) if a == node.get_path() else a for a in argv]
+    print(f"FAMILIES  importing {node.sources[0]} to read its executables", flush=True)
+    limit = float(node.get_build_env().subst(f"${prefix}TIMEOUT") or 0) or None
+    try:
+        result = processes.run([toolchains.real_program(argv[0]), *argv[1:]], limit=limit,
+                               stderr=processes.STDOUT)
+    except (OSError, processes.TimeLimit) as e:
+        raise UserError(f"model '{model.name}': cannot import {node.sources[0]} to read its "
+                        f"executables: {getattr(e, 'strerror', None) or e}",
+                        file=model.origin.file, line=model.origin.line) from None
+    if result.returncode != 0 or not out.is_file():
+        last = (result.stdout.strip().splitlines() or ["no output"])[-1]
+        raise UserError(f"model '{model.name}': cannot import {node.sources[0]} to read its "
+                        f"executables: {last}", file=model.origin.file, line=model.origin.line)
+    return out
 
 
 def _digest(root: Path, source: Path, flags: list[str], version: str) -> str:
