@@ -1,7 +1,7 @@
 """One Triton GEMM for every GEMM executable of a model on cuda (a family: the manifest's match).
 
 The build compiles it once per executable it takes, through a generated entry
-(kinds.gemm_interface.triton_entry) that has IREE's signature, finds the
+(iree_kernels.kinds.triton_family) that has IREE's signature, finds the
 operands from that executable's facts, calls ``gemm`` for one tile and applies
 the executable's epilogue before its store. ``gemm`` returns the tile's f32 sums
 and its rows and columns; program 0's axis walks the tiles in groups of

@@ -4,9 +4,6 @@ Builders:
   IreeGemmHeader  Value(spec: an instance's facts) -> iree_gemm.h, the header a C or CUDA
                   family kernel is compiled with for that executable
                   (iree_kernels.kinds.gemm_interface)
-  IreeTritonEntry Value(spec: an instance's facts, the family's kernel) -> entry.py, the
-                  @triton.jit entry a Triton family kernel is compiled through for that
-                  executable
   IreeFamilies    Value(text) -> families.txt: which executables each family entry of a
                   module took and why it declined the others; printed when it changes
 
@@ -23,7 +20,7 @@ import SCons.Builder
 from iree_kernels.core.errors import UserError
 from iree_kernels.core.files import write_atomically
 from iree_kernels.ir.contractions import Contraction
-from iree_kernels.kinds.gemm_interface import Unsupported, header, triton_entry
+from iree_kernels.kinds.gemm_interface import Unsupported, header
 from iree_kernels.scons.nodes import read_spec
 from iree_kernels.scons.reporting import reporting_user_errors
 
@@ -41,21 +38,6 @@ def write_gemm_header(target, source, env):
     write_atomically(target[0].abspath, text)
 
 
-@reporting_user_errors
-def write_triton_entry(target, source, env):
-    spec = read_spec(source[0])
-    facts = spec["facts"]
-    try:
-        text = triton_entry(Contraction.from_dict(facts), executable=spec["executable"],
-                            export=facts["export"], model=spec["model"], target=spec["target"],
-                            kernel=spec["kernel"], function=spec["function"],
-                            constexprs=spec["constexprs"])
-    except Unsupported as e:
-        raise UserError(f"{spec['where']}: the family's Triton entry cannot be written: "
-                        f"{e}") from None
-    write_atomically(target[0].abspath, text)
-
-
 def write_families(target, source, env):
     text = read_spec(source[0])
     write_atomically(target[0].abspath, text)
@@ -64,12 +46,9 @@ def write_families(target, source, env):
 
 
 def generate(env):
-    env.SetDefault(IREE_GEMMHEADERCOMSTR="Writing the GEMM header $TARGET",
-                   IREE_TRITONENTRYCOMSTR="Writing the Triton entry $TARGET")
+    env.SetDefault(IREE_GEMMHEADERCOMSTR="Writing the GEMM header $TARGET")
     env["BUILDERS"]["IreeGemmHeader"] = SCons.Builder.Builder(
         action=SCons.Action.Action(write_gemm_header, "$IREE_GEMMHEADERCOMSTR"))
-    env["BUILDERS"]["IreeTritonEntry"] = SCons.Builder.Builder(
-        action=SCons.Action.Action(write_triton_entry, "$IREE_TRITONENTRYCOMSTR"))
     env["BUILDERS"]["IreeFamilies"] = SCons.Builder.Builder(
         action=SCons.Action.Action(write_families, strfunction=lambda *args, **kw: None))
 

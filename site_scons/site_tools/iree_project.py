@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import replace
 from pathlib import Path
 
 import SCons.Script
@@ -63,7 +62,6 @@ SHORT_COMSTRS = {
     "IREE_HOTSPOTKERNELSCOMSTR": "HOTKERNEL  $TARGET",
     "IREE_HOTSPOTSCOMSTR": "HOTSPOTS  $TARGET",
     "IREE_GEMMHEADERCOMSTR": "HEADER   $TARGET",
-    "IREE_TRITONENTRYCOMSTR": "ENTRYPY  $TARGET",
 }
 
 
@@ -302,22 +300,10 @@ def _declare_substitution_kernel(env, sub, listing, resolved, here, where,
     built = here.File(f"{file_name(sub.key)}{kind.made_suffix(where.target.name)}")
     if missing:
         return [_missing_tool(env, built, source, missing)]
-    family = source if sub.facts else None
-    if family:              # a family's instance: compiled through its executable's entry
-        spec = {"facts": sub.facts, "executable": sub.executable, "model": sub.model,
-                "target": sub.target, "kernel": sub.file, "function": sub.function,
-                "constexprs": sorted(sub.kind_fields.get("constexprs", {})),
-                "where": f"{sub.origin.file}:{sub.origin.line}: {sub.origin.entry}"}
-        source = env.IreeTritonEntry(here.Dir(file_name(sub.key)).File(
-            gemm_interface.TRITON_ENTRY), spec_value(env, spec))[0]
-        sub = replace(sub, function="entry")
-    made = kind.declare(env, sub, source=source, built=built,
+    return kind.declare(env, sub, source=source, built=built,
                         named=lambda suffix: here.File(f"{file_name(sub.key)}{suffix}"),
                         spec=spec_value(env, sub.to_dict()), listing=listing,
                         resolved=resolved, arch=where.arch)
-    if family:
-        env.Depends(made[0], family)      # the entry imports it when Triton compiles
-    return made
 
 
 def _declare_compiled_kernel(env, sub, resolved, here, where, build, missing: str):

@@ -3,6 +3,9 @@
 Builders:
   Triton           [kernel.py, interface.json] -> [kernel.ptx (or .hsaco), kernel.ptx.json]
                    the second target is Triton's metadata: workgroup_size, workgroup_local_memory
+  TritonFamilyEntry Value(substitution: a family's instance) -> <key>.entry.py, the
+                   @triton.jit entry its kernel is compiled through for that executable
+                   (iree_kernels.kinds.triton_family)
   TritonInterface  Value(substitution) + executables.json + resolved.json -> interface.json:
                    the function, constexprs, num_warps, num_stages, the entry name and the
                    signature the executable's layout gives (iree_kernels.kinds.triton_kernels)
@@ -43,7 +46,10 @@ from iree_kernels.ir import listing
 from iree_kernels.module import selection, substitution
 from iree_kernels import settings
 from iree_kernels.core import toolchains
-from iree_kernels.kinds import triton_kernels
+from iree_kernels.ir.contractions import Contraction
+from iree_kernels.kinds import triton_family, triton_kernels
+from iree_kernels.kinds.gemm_interface import Unsupported
+from iree_kernels.core.errors import UserError
 from iree_kernels.core.files import not_regular
 from iree_kernels.project.records import Substitution
 from iree_kernels.core.files import write_atomically
@@ -146,6 +152,21 @@ def _compiler(env) -> tuple[str, str | None]:
     return "triton", sys.executable if importlib.util.find_spec("triton") else None
 
 
+@reporting_user_errors
+def write_family_entry(target, source, env):
+    sub = Substitution.from_dict(read_spec(source[0]))
+    try:
+        text = triton_family.entry(
+            Contraction.from_dict(sub.facts), executable=sub.executable,
+            export=sub.facts["export"], model=sub.model, target=sub.target, kernel=sub.file,
+            function=sub.function, constexprs=sorted(sub.kind_fields.get("constexprs", {})))
+    except Unsupported as e:
+        o = sub.origin
+        raise UserError(f"{o.file}:{o.line}: {o.entry}: the family's entry cannot be "
+                        f"written: {e}") from None
+    write_atomically(target[0].abspath, text)
+
+
 def generate(env):
     env.SetDefault(
         TRITON_ARCH="sm_80",
@@ -159,6 +180,7 @@ def generate(env):
                   "--metadata=${TARGETS[1]} -o $TARGET $SOURCE",
         TRITONCOMSTR="",
         TRITON_INTERFACECOMSTR="Writing the Triton kernel's interface $TARGET",
+        TRITON_FAMILYENTRYCOMSTR="Writing the Triton family's entry $TARGET",
     )
     toolchains.INSTALL.setdefault("triton", "pip install triton==3.9.0 (./setup.sh does; "
                                             "iree-kernels[triton])")
@@ -168,6 +190,8 @@ def generate(env):
     env["BUILDERS"]["Triton"] = SCons.Builder.Builder(
         action=action, suffix=".ptx", src_suffix=".py", source_scanner=scanner,
         emitter=_emitter)
+    env["BUILDERS"]["TritonFamilyEntry"] = SCons.Builder.Builder(
+        action=SCons.Action.Action(write_family_entry, "$TRITON_FAMILYENTRYCOMSTR"))
     env["BUILDERS"]["TritonInterface"] = SCons.Builder.Builder(
         action=SCons.Action.Action(write_interface, "$TRITON_INTERFACECOMSTR"), suffix=".json")
     add_kernel_compiler(env, KernelCompiler(".py", "TRITONCOM", _compiler, "TRITON_ARCH"),

@@ -14,7 +14,7 @@ import re
 
 from iree_kernels.core.errors import shown
 from iree_kernels.kinds.base import KernelKind, KindField, Scaffold
-from iree_kernels.kinds.gemm_interface import triton_decline
+from iree_kernels.kinds import triton_family
 
 LANGUAGE = "triton"
 BLOCK = 1024      # a Triton skeleton's BLOCK: elements a program takes at a time
@@ -84,8 +84,14 @@ def declare(env, sub, *, source, built, named, spec, listing, resolved, arch) ->
     """The interface (what the executable's layout makes of the signature), then the compile
     with the Triton tool's own builders: [the kernel, Triton's metadata]."""
     interface = env.TritonInterface(named(".interface.json"), [spec, listing, resolved])
-    return env.Triton([built, built.target_from_source("", built.get_suffix() + ".json")],
+    family = source if sub.facts else None
+    if family:          # a family's instance: compiled through its executable's entry
+        source = env.TritonFamilyEntry(named(".entry.py"), spec)[0]
+    made = env.Triton([built, built.target_from_source("", built.get_suffix() + ".json")],
                       [source, *interface], TRITON_ARCH=sub.kind_fields["arch"] or arch)
+    if family:
+        env.Depends(made, family)         # the entry imports it when Triton compiles
+    return made
 
 
 def _skeleton_values(outputs: str) -> dict:
@@ -97,7 +103,7 @@ KINDS = (
                "a Triton kernel launches with its own workgroup size (num_warps): it is "
                "linked by a generated wrapper (wrapped mode)", ".ptx", tool="triton_compile",
                compiles_for=(("hip", ".hsaco"),), declare=declare, family=True,
-               family_decline=triton_decline,
+               family_decline=triton_family.decline,
                function=("Python function", "a Triton kernel (.py)"),
                no_workgroup_size="a Triton kernel's workgroup size is num_warps x the warp "
                                  "size (Triton's metadata gives it); set num_warps instead",
@@ -107,7 +113,8 @@ KINDS = (
                                  entry_template="scaffold/entry.py.j2",
                                  values=_skeleton_values),
                short_lines=(("TRITONCOMSTR", "TRITON   $TARGET"),
-                            ("TRITON_INTERFACECOMSTR", "ABI      $TARGET")),
+                            ("TRITON_INTERFACECOMSTR", "ABI      $TARGET"),
+                            ("TRITON_FAMILYENTRYCOMSTR", "ENTRYPY  $TARGET")),
                schema_comment="a Triton kernel: target cuda or hip, wrapped mode; the "
                               "workgroup size comes from num_warps",
                doc="compiles its `@triton.jit` function with Triton to PTX or a code "

@@ -75,7 +75,7 @@ def interface(sub, executable) -> dict:
         "manifest": f"{sub.origin.file}:{sub.origin.line}: {sub.origin.entry}"
                     if sub.origin.line else f"{sub.origin.file}: {sub.origin.entry}",
         "kernel": sub.file,
-        "function": sub.function,
+        "function": "entry" if sub.facts else sub.function,     # triton_family.FUNCTION
         "executable": executable.name,
         "entry": entry_name(executable.export.name),
         "bindings": [ELEMENT_TYPES.get(elements.get(b.index, "i8"), "i8")
