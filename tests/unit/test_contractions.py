@@ -118,3 +118,23 @@ def test_each_cuda_header_compiles_with_the_cuda_family_kernel_to_its_exports_en
                     str(tmp_path / "gemm.ptx")], check=True, timeout=120)
     assert re.findall(r"\.entry ([^(\s]+)", (tmp_path / "gemm.ptx").read_text()) == \
         [f"{name}_gemm"]
+
+
+def test_a_triton_entry_finds_operands_at_push_constant_offsets_and_stores_transposed(block):
+    from iree_kernels.kinds import triton_family
+    plain = triton_family.entry(block["main$async_dispatch_2"], executable="x", export="x",
+                                model="m", target="cuda", kernel="kernels/gemm.py",
+                                function="gemm", constexprs=["BLOCK_M"])
+    assert "def entry(binding0, binding1, binding2, constant0, constant1, BLOCK_M: " \
+           "tl.constexpr):" in plain
+    assert "binding1 + (constant0.to(tl.int64)) // 4" in plain
+    transposed = triton_family.entry(block["main$async_dispatch_10"], executable="x",
+                                     export="x", model="m", target="cuda",
+                                     kernel="kernels/gemm.py", function="gemm", constexprs=[])
+    assert "tl.store(binding1 + 2048 + b * 16 + m * 64 + n * 1" in transposed
+
+
+def test_a_triton_family_declines_a_folded_table(block):
+    from iree_kernels.kinds import triton_family
+    assert triton_family.decline(block["main$async_dispatch_2"]) == ""
+    assert "folded table" in triton_family.decline(block["main$async_dispatch_11"])
