@@ -62,6 +62,7 @@ SHORT_COMSTRS = {
     "IREE_HOTSPOTKERNELSCOMSTR": "HOTKERNEL  $TARGET",
     "IREE_HOTSPOTSCOMSTR": "HOTSPOTS  $TARGET",
     "IREE_GEMMHEADERCOMSTR": "HEADER   $TARGET",
+    "IREE_TIMINGSCOMSTR": "TIMINGS  $TARGET",
 }
 
 
@@ -156,7 +157,8 @@ def _declare_module(env, project, model, where, build) -> DeclaredModule:
     report = []
     if any(s.match for s in subs):          # families: one instance per executable taken
         expanded, expansions = families.expand(
-            list(subs), discovery.executables_of(env, model, flags, build))
+            list(subs), discovery.executables_of(env, model, flags, build), root=root_of(env),
+            keep_all=wanted(env, "timings"))
         subs = tuple(expanded)
         report = env.IreeFamilies(here.File("families.txt"), spec_value(env, "".join(
             f"FAMILY   {e.describe()}\n" for e in expansions)))
@@ -208,8 +210,10 @@ def _declare_uses(env, declared: DeclaredModule, scaffolds: bool) -> list:
             language = project_settings.scaffold_language(env["LANGUAGE"], declared.target.name)
             env.IreeScaffold(declared, listing, executable=scaffold[2], language=language,
                              manifest=env["SCAFFOLD_MANIFEST"])
-    if declared.substitutions and wanted(env, "bench", "microbenchmarks"):
-        env.IreeMicrobenchmarks(declared)
+    if declared.substitutions and wanted(env, "bench", "microbenchmarks", "timings"):
+        benchmarks = env.IreeMicrobenchmarks(declared)
+        if wanted(env, "timings"):
+            env.IreeFamilyTimings(declared, benchmarks)
     if wanted(env, "hotspots"):
         env.IreeHotspots(declared)
     if scaffolds and declared.target.name == "llvm-cpu" and wanted(env, "expected") and \
@@ -219,6 +223,10 @@ def _declare_uses(env, declared: DeclaredModule, scaffolds: bool) -> list:
     if declared.substitutions and wanted(env, "verify", "check"):
         checks += env.IreeVerification(declared)
     return checks
+
+
+def root_of(env) -> Path:
+    return Path(env.Dir("#").abspath)
 
 
 def _declare_substitutions(env, model, where, subs, listing, resolved, kernels, here):

@@ -7,7 +7,7 @@ import pytest
 
 from iree_kernels.core.errors import UserError
 from iree_kernels.ir.contractions import read_contractions
-from iree_kernels.project import families
+from iree_kernels.project import families, timings
 from iree_kernels.project.manifest import load_project
 
 BLOCK = Path(__file__).parents[1] / "data" / "executables" / "transformer_block.mlir"
@@ -95,3 +95,51 @@ def test_sizes_are_names_only_in_a_familys_workgroup_count(repo):
     load(repo, FAMILY)
     single = 'executable = "x"\nfile = "kernels/one.c"\nworkgroup_count = ["ceildiv(n, 64)"]\n'
     assert "unknown name 'n'" in error(repo, single)
+
+
+KEEP = 'keep = "faster"\ntimings = "kernels/block.timings.json"\n'
+
+
+def _timed(repo, found, kernel_us: float) -> None:
+    """A timings file recording every instance of FAMILY at ``kernel_us`` against IREE's 10."""
+    (entry,) = load(repo, FAMILY + KEEP)
+    subs, _ = families.expand([entry], found, root=repo, keep_all=True)
+    kernel = (repo / "kernels/gemm.c").read_bytes()
+    records = [timings.Timing(s.model, s.target, s.facts["export"],
+                              timings.instance_digest(s, kernel), 10.0, kernel_us, "cuda")
+               for s in subs]
+    path = repo / "kernels/block.timings.json"
+    timings.write(path, timings.merged(path, "kernels/block.timings.json", records))
+
+
+def test_keep_faster_keeps_only_what_the_timings_show_faster(repo, found):
+    (entry,) = load(repo, FAMILY + KEEP)
+    subs, (expansion,) = families.expand([entry], found, root=repo)
+    assert subs == [] and sum("not timed as it is now" in why for _, why in expansion.declined) == 3
+    _timed(repo, found, kernel_us=5.0)
+    assert len(families.expand([entry], found, root=repo)[0]) == 3
+    _timed(repo, found, kernel_us=9.8)                     # within the margin: not a winner
+    subs, (expansion,) = families.expand([entry], found, root=repo)
+    assert subs == [] and "10.0 us against the kernel's 9.8 us" in expansion.describe()
+
+
+def test_an_edited_kernel_is_not_timed_until_timed_again(repo, found):
+    _timed(repo, found, kernel_us=5.0)
+    (repo / "kernels/gemm.c").write_text("// edited\n")
+    (entry,) = load(repo, FAMILY + KEEP)
+    assert families.expand([entry], found, root=repo)[0] == []
+    assert len(families.expand([entry], found, root=repo, keep_all=True)[0]) == 3
+
+
+def test_a_timings_file_the_build_did_not_write_is_one_error_naming_it(repo, found):
+    (repo / "kernels/block.timings.json").write_text('{"format": 1, "timings": [{}]}')
+    (entry,) = load(repo, FAMILY + KEEP)
+    with pytest.raises(UserError, match="kernels/block.timings.json.*not a timings file"):
+        families.expand([entry], found, root=repo)
+
+
+def test_keep_and_timings_are_a_familys_and_faster_needs_timings(repo):
+    assert "keep = \"faster\" needs timings" in error(repo, FAMILY + 'keep = "faster"\n')
+    single = 'executable = "x"\nfile = "kernels/one.c"\nworkgroup_count = [1]\n'
+    assert "only a family (match) takes 'keep'" in error(repo, single + 'keep = "all"\n')
+    assert "must be one of all, faster" in error(repo, FAMILY + 'keep = "winners"\n')

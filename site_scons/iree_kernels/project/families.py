@@ -14,10 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from dataclasses import replace
 from fnmatch import fnmatchcase
+from pathlib import Path
 
 from iree_kernels.ir.contractions import Contraction
 from iree_kernels.ir.workgroups import with_sizes
 from iree_kernels.kinds.registry import kernel_kind
+from iree_kernels.project import timings
 from iree_kernels.project.records import Origin, Substitution
 
 FORMAT = 1
@@ -50,11 +52,14 @@ class Expansion:
         return text + "".join(f"\n  declined {name}: {why}" for name, why in self.declined)
 
 
-def expand(subs: list[Substitution], found: dict[str, Found]) -> tuple[list[Substitution],
-                                                                      list[Expansion]]:
+def expand(subs: list[Substitution], found: dict[str, Found], root: Path | None = None,
+           keep_all: bool = False) -> tuple[list[Substitution], list[Expansion]]:
     """``subs`` with each family entry replaced by its instances, in order, and what each
     family took and declined. An executable an entry names is not a family's; of two
-    families matching one executable, the first in the manifests takes it."""
+    families matching one executable, the first in the manifests takes it. A keep = "faster"
+    family keeps only the instances its timings file (under ``root``) shows faster, unless
+    ``keep_all`` (scons timings: every instance timed)."""
+    records: dict[str, dict] = {}
     named = {s.executable for s in subs if not s.match}
     taken_by: dict[str, Substitution] = {}
     result, expansions = [], []
@@ -71,8 +76,17 @@ def expand(subs: list[Substitution], found: dict[str, Found]) -> tuple[list[Subs
             if why:
                 declined.append((name, why))
                 continue
+            made = instance(sub, name, executable)
+            if sub.keep == "faster" and not keep_all:
+                if sub.timings not in records:
+                    records[sub.timings] = timings.load(root / sub.timings, sub.timings)
+                why = timings.declined(made, executable.export,
+                                       (root / sub.file).read_bytes(), records[sub.timings])
+                if why:
+                    declined.append((name, why))
+                    continue
             taken_by[name] = sub
-            taken.append(instance(sub, name, executable))
+            taken.append(made)
         result += taken
         expansions.append(Expansion(sub, tuple(taken), tuple(declined)))
     return result, expansions

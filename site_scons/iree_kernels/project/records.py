@@ -81,6 +81,8 @@ class Substitution:
                                       # instance per GEMM executable it takes (families)
     facts: dict = field(default_factory=dict, hash=False)   # an instance's executable's
                                       # ir.contractions.Contraction, as to_dict gives it
+    keep: str = ""                    # a family: "faster" keeps only instances its timings
+    timings: str = ""                 # file (repo-relative) shows faster than IREE's
 
     @property
     def tolerance(self) -> Tolerance:
@@ -123,7 +125,8 @@ class Substitution:
                 "atol": self.atol, "rtol": self.rtol, "ulp": self.ulp, "bitwise": self.bitwise,
                 "verify": self.verify, "kind_fields": dict(self.kind_fields),
                 "folder": self.folder, "passes": list(self.passes),
-                "passes_file": self.passes_file, "match": self.match, "facts": self.facts}
+                "passes_file": self.passes_file, "match": self.match, "facts": self.facts,
+                "keep": self.keep, "timings": self.timings}
 
     @classmethod
     def from_dict(cls, data: dict) -> "Substitution":

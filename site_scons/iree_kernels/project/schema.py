@@ -137,6 +137,12 @@ def _substitution() -> dict:
         "executable": {"type": "string", "pattern": _NAME,
                        "description": "the hal.executable to replace"},
         "export": {"type": "string", "pattern": _NAME, "description": "a glob over export names"},
+        "keep": {"enum": ["all", "faster"],
+                 "description": "a family: faster keeps only the instances its timings file "
+                                "shows faster than IREE's executables (scons timings)"},
+        "timings": {"type": "string", "pattern": rf"{_PATH}\.json$",
+                    "description": "a keep = \"faster\" family: the timings file scons "
+                                   "timings writes on the device, checked in"},
         "match": {"type": "string", "pattern": _NAME,
                   "description": "a family: a glob over export names; every GEMM executable it "
                                  "matches gets the kernel, compiled with that executable's "
@@ -197,7 +203,8 @@ def _substitution() -> dict:
                                                             "fingerprint", "match")]}},
             {"$comment": "a family (match) selects by itself",
              "if": {"required": ["match"]},
-             "then": _none_of(["executable", "export", "fingerprint", "from", "passes"])},
+             "then": _none_of(["executable", "export", "fingerprint", "from", "passes"]),
+             "else": _none_of(["keep", "timings"])},
             {"$comment": "a derived kernel (passes): a selector, no kernel file, source mode, "
                          "no launch shape, no kind's own fields",
              "if": {"required": ["passes"]},

@@ -21,13 +21,15 @@ from iree_kernels.project.compiler_flags import refused_pipeline
 from iree_kernels.project.fields import check_keys, field_error, path_field
 from iree_kernels.project.kernel_objects import check_object_paths
 from iree_kernels.project.records import SELECTOR_KEYS, Origin, Project, Substitution
-from iree_kernels.project.repo_paths import repo_folder
+from iree_kernels.core.files import not_regular
+from iree_kernels.project.repo_paths import located, repo_folder
+from iree_kernels.project.timings import KEEP_VALUES
 from iree_kernels.project.tolerances import TOLERANCE_KEYS, tolerance_error
 
 # The fields every substitution may take; each kind adds its own (substitution_keys).
 COMMON_KEYS = {"model", "target", "executable", "export", "fingerprint", "file", "mode",
                "workgroup_count", "workgroup_size", "function", "verify", "from",
-               "passes", "match", *TOLERANCE_KEYS}
+               "passes", "match", "keep", "timings", *TOLERANCE_KEYS}
 # A kernel derived by iree-opt from the executable's own dumped source (``passes``).
 DERIVED_KEYS = {"model", "target", "executable", "export", "fingerprint", "passes", "verify",
                 *TOLERANCE_KEYS}
@@ -74,8 +76,14 @@ def read_substitution(project: Project, entry, origin: Origin, text: str,
         raise field_error(described, text, "file", f"'{file}' is not a kernel file this tool "
                           f"knows ({', '.join(KERNEL_KINDS)})")
     mode = entry.get("mode", kind.default_mode)
+    keep = {}
     if values["match"]:
         _check_family(entry, kind, mode, described, text)
+        keep = _keep_fields(project, entry, described, text)
+    else:
+        for key in ("keep", "timings"):
+            if key in entry:
+                raise field_error(described, text, key, f"only a family (match) takes '{key}'")
     if mode not in MODES:
         raise field_error(described, text, "mode", f"unknown mode '{mode}'{closest(str(mode), MODES)}; "
                           f"modes: {', '.join(MODES)}")
@@ -100,7 +108,7 @@ def read_substitution(project: Project, entry, origin: Origin, text: str,
                         file, mode, described, export=values["export"],
                         fingerprint=values["fingerprint"].lower(), objects=objects,
                         object_search_path=search_path, **launch, kind_fields=own,
-                        match=values["match"],
+                        match=values["match"], **keep,
                         verify=entry.get("verify", True),
                         **{key: entry.get(key) for key in TOLERANCE_KEYS})
 
@@ -269,6 +277,32 @@ def _check_family(entry: dict, kind: KernelKind, mode: str, origin: Origin, text
         raise field_error(origin, text, "mode", "a family (match) is substituted wrapped: its "
                           "kernel launches as workgroup_count says, over the sizes batch, m, "
                           "n, k of each executable it takes")
+
+
+def _keep_fields(project: Project, entry: dict, origin: Origin, text: str) -> dict:
+    """keep ("all" or "faster") and, with "faster", the timings file that decides."""
+    keep = entry.get("keep", "all")
+    if keep not in KEEP_VALUES:
+        raise field_error(origin, text, "keep", f"must be one of {', '.join(KEEP_VALUES)} "
+                          "(faster: only instances a device measured faster than IREE's)")
+    if keep == "faster" and "timings" not in entry:
+        raise field_error(origin, text, "keep", "keep = \"faster\" needs timings = \"FILE\": "
+                          "where scons timings on the device records its figures (checked in)")
+    if "timings" in entry and keep != "faster":
+        raise field_error(origin, text, "timings", "only keep = \"faster\" reads timings")
+    if keep != "faster":
+        return {}
+    value = entry["timings"]
+    try:
+        if not isinstance(value, str) or not value.endswith(".json"):
+            raise ValueError("must be the path of a .json file, relative to the repository")
+        resolved = located(project.root, value, project.build_dir)   # it may not exist yet
+        why = not_regular(resolved)
+        if why and why != "not found":
+            raise ValueError(f"'{value}' is {why}, not a regular file")
+    except ValueError as e:
+        raise field_error(origin, text, "timings", str(e)) from None
+    return {"keep": keep, "timings": resolved.relative_to(project.root).as_posix()}
 
 
 def _launch_fields(entry: dict, mode: str, target: str, file: str, kind: KernelKind,

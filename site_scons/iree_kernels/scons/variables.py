@@ -34,6 +34,8 @@ TARGET_HELP = {
     "microbenchmarks": "each substituted executable's microbenchmarks, one JSON per module",
     "bench": "the microbenchmarks, then one table: kernel against IREE's own executable",
     "hotspots": "where each model's time goes, executable by executable",
+    "timings": "each instance of a keep = \"faster\" family timed beside IREE's executable, "
+               "into the family's timings file (on the device; checked in)",
     "scaffold": "a kernel skeleton and its manifest entry (SCAFFOLD, LANGUAGE)",
     "expected": "expected outputs from IREE's plain llvm-cpu compile, for each model without "
                 "any (or those EXPECTED names)",
