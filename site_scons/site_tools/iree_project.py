@@ -156,9 +156,11 @@ def _declare_module(env, project, model, where, build) -> DeclaredModule:
     subs = tuple(project.substitutions_for(model.name, where.target.name))
     report = []
     if any(s.match for s in subs):          # families: one instance per executable taken
-        expanded, expansions = families.expand(
-            list(subs), discovery.executables_of(env, model, flags, build), root=root_of(env),
-            keep_all=wanted(env, "timings"))
+        # scons -h builds nothing, scons -c removes the build folder whole: no front end.
+        skipped = SCons.Script.GetOption("help") or SCons.Script.GetOption("clean")
+        found = {} if skipped else discovery.executables_of(env, model, flags, build)
+        expanded, expansions = families.expand(list(subs), found, root=root_of(env),
+                                               keep_all=wanted(env, "timings"))
         subs = tuple(expanded)
         report = env.IreeFamilies(here.File("families.txt"), spec_value(env, "".join(
             f"FAMILY   {e.describe()}\n" for e in expansions)))

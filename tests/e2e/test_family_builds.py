@@ -46,6 +46,9 @@ def test_one_c_family_replaces_every_gemm_of_the_transformer_each_verified(tmp_p
     assert "FAMILIES" not in edited.stdout         # the executables were read once, kept
     assert not edited.ran("HEADER")
 
+    assert "FAMILIES" not in project.scons("-c").stdout       # -c reads no executables
+    assert not (project.root / "build/.families").exists()    # and removes what it kept
+
 
 TRITON_FAMILY = """
 [[substitutions]]

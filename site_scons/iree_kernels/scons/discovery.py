@@ -44,7 +44,19 @@ def executables_of(env, model, flags: list[str], build) -> dict[str, families.Fo
     limits = timeouts(env)
     versions = [toolchains.version(compiler, timeouts=limits),
                 *(str(d.read()) for d in node.depends if imported and hasattr(d, "read"))]
-    digest = _digest(root, source, flags, "\0".join(versions))
+    stats = Path(build.abspath) / FOLDER / "stat.json"
+    try:
+        known = json.loads(read_text(stats))
+        known = known if isinstance(known, dict) else {}
+    except (OSError, ValueError):
+        known = {}
+    before = dict(known)
+    digest = _digest(root, source, flags, "\0".join(versions), known)
+    if known != before:
+        try:
+            write_atomically(stats, json.dumps(known, sort_keys=True))
+        except OSError:             # a read-only checkout: taken again next time
+            pass
     cache = Path(build.abspath) / FOLDER / f"{digest}.json"
     try:
         return families.loads(json.loads(read_text(cache)))
@@ -91,21 +103,30 @@ def _imported(env, node, work: Path, model) -> Path:
     return out
 
 
-def _digest(root: Path, source: Path, flags: list[str], version: str) -> str:
+def _digest(root: Path, source: Path, flags: list[str], version: str, known: dict) -> str:
     h = hashlib.sha256(f"{families.FORMAT}\0{version}\0".encode())
     h.update(json.dumps(flags).encode())
     for path, _ in option_files.files_named(flags):
         named = Path(path) if Path(path).is_absolute() else root / path
-        h.update(_file_digest(named).encode() if named.is_file() else b"-")
-    h.update(_file_digest(source).encode())
+        h.update(_file_digest(named, known).encode() if named.is_file() else b"-")
+    h.update(_file_digest(source, known).encode())
     return h.hexdigest()
 
 
-def _file_digest(path: Path) -> str:
+def _file_digest(path: Path, known: dict) -> str:
+    """The file's SHA-256; taken again only where its size, times or inode changed since
+    (``known``: by path, as the folder's stat record keeps them), as a no-op must not read a
+    model of gigabytes."""
+    stat = path.stat()
+    key = [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino]
+    seen = known.get(str(path))
+    if isinstance(seen, list) and seen[:4] == key and isinstance(seen[4], str):
+        return seen[4]
     h = hashlib.sha256()
     with open(path, "rb") as f:
         while chunk := f.read(1 << 20):
             h.update(chunk)
+    known[str(path)] = [*key, h.hexdigest()]
     return h.hexdigest()
 
 

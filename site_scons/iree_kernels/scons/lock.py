@@ -20,7 +20,7 @@ _MARKER_TEXT = ("This folder is written by the iree-kernels build (BUILD_DIR); '
 _WRITTEN = re.compile(r"^(\.scons-lock|\.sconsign\.\w+|\.tool-versions\.json|\.missing-tools|"
                       r"\.tmp-\d+-.*|"
                       r"llvm-cpu|vulkan|cuda(-[A-Za-z0-9_]+)?|hip(-[A-Za-z0-9_]+)?|kernels|"
-                      r"models|release|bench|codegen-cache|remote-cache|"
+                      r"models|release|bench|codegen-cache|remote-cache|\.families|"
                       + re.escape(MARKER) + r")$")
 
 
