@@ -138,3 +138,14 @@ def test_a_triton_family_declines_a_folded_table(block):
     from iree_kernels.kinds import triton_family
     assert triton_family.decline(block["main$async_dispatch_2"]) == ""
     assert "folded table" in triton_family.decline(block["main$async_dispatch_11"])
+
+
+@pytest.mark.parametrize("export", ['x\n#include "/etc/passwd"', "x\nimport os; os.system('id')"])
+def test_an_export_name_that_would_write_code_into_a_generated_file_is_refused(block, export):
+    from iree_kernels.kinds import triton_family
+    facts = block["main$async_dispatch_2"]
+    with pytest.raises(Unsupported, match="not a plain symbol"):
+        header(facts, executable="x", export=export, model="m", target="llvm-cpu", cuda=False)
+    with pytest.raises(Unsupported, match="not a plain symbol"):
+        triton_family.entry(facts, executable="x", export=export, model="m", target="cuda",
+                            kernel="k.py", function="gemm", constexprs=[])

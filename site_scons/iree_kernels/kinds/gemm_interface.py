@@ -13,6 +13,7 @@ themselves, nor for the other languages' family interfaces (beside their kinds).
 from __future__ import annotations
 
 import math
+import re
 
 from iree_kernels.core.render import render
 from iree_kernels.ir.contractions import Contraction, Operand
@@ -33,9 +34,23 @@ class Unsupported(ValueError):
     """The facts hold what the header cannot say in C: one sentence."""
 
 
+# What a name written into generated code may be: an MLIR symbol can be any quoted string,
+# and one holding a newline would write code of its own into the file.
+SYMBOL_RE = re.compile(r"^[A-Za-z_$][\w$.-]{0,254}$")
+
+
+def checked_names(*names: str) -> None:
+    """Unsupported where a model's name could not go into generated code as it is."""
+    for name in names:
+        if not SYMBOL_RE.fullmatch(name):
+            raise Unsupported(f"the name {name[:60]!r} is not a plain symbol (letters, digits, "
+                              "_ $ . -): it cannot be written into a generated file")
+
+
 def header(facts: Contraction, *, executable: str, export: str, model: str, target: str,
            cuda: bool) -> str:
     """``iree_gemm.h`` for one executable; Unsupported where its facts cannot be written."""
+    checked_names(executable, export, model)
     size_t = "unsigned long long" if cuda else "size_t"
     word = "unsigned int" if cuda else "uint32_t"
     params = [f"char *binding{i}" for i in range(facts.bindings)] + \

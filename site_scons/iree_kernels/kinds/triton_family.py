@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from iree_kernels.core.render import render
 from iree_kernels.ir.contractions import Contraction, Operand
-from iree_kernels.kinds.gemm_interface import BINARY, OFFSET_OPS, Unsupported
+from iree_kernels.kinds.gemm_interface import BINARY, OFFSET_OPS, Unsupported, checked_names
 
 FUNCTION = "entry"                  # the entry's @triton.jit function
 _TYPES = {"f32": "tl.float32", "f16": "tl.float16", "bf16": "tl.bfloat16", "f64": "tl.float64"}
@@ -42,6 +42,7 @@ def entry(facts: Contraction, *, executable: str, export: str, model: str,
     why = decline(facts)
     if why:
         raise Unsupported(why)
+    checked_names(executable, export, model, function, *constexprs)
     params = [f"binding{i}" for i in range(facts.bindings)] + \
              [f"constant{i}" for i in range(facts.constants)] + \
              [f"{name}: tl.constexpr" for name in constexprs]
