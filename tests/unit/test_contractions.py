@@ -149,3 +149,11 @@ def test_an_export_name_that_would_write_code_into_a_generated_file_is_refused(b
     with pytest.raises(Unsupported, match="not a plain symbol"):
         triton_family.entry(facts, executable="x", export=export, model="m", target="cuda",
                             kernel="k.py", function="gemm", constexprs=[])
+
+
+def test_a_generic_contraction_is_read_as_matmul_like_with_its_operands_layout():
+    path = DATA / "matmul_like.mlir"          # x @ w^T written as a linalg.generic
+    (facts,) = read_contractions(path.read_text(), str(path)).values()
+    assert facts.describe() == "matmul_transpose_b_like 64x48x32 f32 -> f32"
+    assert (facts.lhs.dims, facts.rhs.dims, facts.out.dims) == (("m", "k"), ("n", "k"),
+                                                                ("m", "n"))

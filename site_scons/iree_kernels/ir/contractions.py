@@ -171,16 +171,19 @@ def contraction_of(executable, resources: dict[str, str]) -> Contraction:
     layouts = ops_within(executable, "hal.executable.export")
     layout = str(layouts[0].attributes["layout"]) if layouts else ""
     body = [op.operation for op in functions[0].regions[0].blocks[0].operations]
-    matmuls = [op for op in body if op.name in _CONTRACTIONS]
+    matmuls = [op for op in body if op.name in _CONTRACTIONS or _generic_contraction(op)]
     if not matmuls:
         raise NotAContraction("it holds no linalg matmul op")
     if len(matmuls) > 1:
         raise NotAContraction(f"it holds {len(matmuls)} matmuls, not one")
     matmul = matmuls[0]
-    batched = _CONTRACTIONS[matmul.name][0]
-    lead = ("b",) if batched else ()
-    loops = lead + ("m", "n")
-    lhs_dims, rhs_dims = _operand_dims(matmul, loops)
+    if matmul.name == "linalg.generic":         # IREE's matmul_like: a contraction by maps
+        batched, lhs_dims, rhs_dims = _generic_dims(matmul)
+        loops = ("b",) * batched + ("m", "n")
+    else:
+        batched = _CONTRACTIONS[matmul.name][0]
+        loops = ("b",) * batched + ("m", "n")
+        lhs_dims, rhs_dims = _operand_dims(matmul, loops)
     operands = list(matmul.operands)
     out_shape, accumulator = _shape(operands[2].type)
     if not _zero_filled(operands[2]):
@@ -192,7 +195,8 @@ def contraction_of(executable, resources: dict[str, str]) -> Contraction:
     k = lhs.shape[lhs_dims.index("k")]
     op = ("batch_matmul" if batched else "matmul") + \
         ("_transpose_a" if lhs_dims[-1] == "m" else "") + \
-        ("_transpose_b" if rhs_dims[-1] == "k" else "")
+        ("_transpose_b" if rhs_dims[-1] == "k" else "") + \
+        ("_like" if matmul.name == "linalg.generic" else "")
     result = matmul.results[0]
     users = [use.owner for use in result.uses]
     if len(users) != 1:
@@ -212,6 +216,45 @@ def contraction_of(executable, resources: dict[str, str]) -> Contraction:
     return Contraction(op, batch, m, n, k, lhs, rhs, out,
                        accumulator, inputs, tables, epilogue, constants,
                        layout.count("#hal.pipeline.binding<"))
+
+
+def _generic_contraction(op) -> bool:
+    """Whether ``op`` is a linalg.generic that sums products of its two inputs over one loop."""
+    from iree.compiler import ir
+
+    if op.name != "linalg.generic" or len(op.operands) != 3:
+        return False
+    kinds = str(op.attributes["iterator_types"])
+    if kinds.count("reduction") != 1 or kinds.count("parallel") not in (2, 3):
+        return False
+    payload = [o.operation.name for o in op.regions[0].blocks[0].operations]
+    return [p for p in payload if p not in ("arith.extf", "arith.extsi")] in \
+        (["arith.mulf", "arith.addf", "linalg.yield"],
+         ["arith.muli", "arith.addi", "linalg.yield"])
+
+
+def _generic_dims(generic) -> tuple[bool, tuple[str, ...], tuple[str, ...]]:
+    """(batched, the LHS's dims, the RHS's dims) of a generic contraction: its output's dims
+    are (b,) m, n in order, the reduced loop is k; the LHS is the input that has m."""
+    from iree.compiler import ir
+
+    maps = [_MAP_RE.search(str(m)) for m in ir.ArrayAttr(generic.attributes["indexing_maps"])]
+    if len(maps) != 3 or not all(maps):
+        raise NotAContraction("its contraction has indexing maps the facts do not read")
+    names = [d.strip() for d in maps[0].group(1).split(",")]
+    results = [[r.strip() for r in found.group(2).split(",")] for found in maps]
+    reduced = [d for d in names if d not in results[2]]
+    if len(reduced) != 1 or any(r not in names for dims in results for r in dims):
+        raise NotAContraction("its contraction has indexing maps the facts do not read")
+    loops = ("b",) * (len(results[2]) == 3) + ("m", "n")
+    loop_of = {**dict(zip(results[2], loops)), reduced[0]: "k"}
+    dims = [tuple(loop_of[r] for r in results[i]) for i in (0, 1)]
+    if "m" in dims[1] and "n" in dims[0]:
+        raise NotAContraction("its contraction reads its operands the other way round")
+    if any(sorted(d) != sorted(set(d)) or "k" not in d for d in dims) or \
+            "m" not in dims[0] or "n" not in dims[1]:
+        raise NotAContraction("its contraction has indexing maps the facts do not read")
+    return len(loops) == 3, dims[0], dims[1]
 
 
 def _operand_dims(matmul, loops: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
