@@ -157,3 +157,10 @@ def test_a_generic_contraction_is_read_as_matmul_like_with_its_operands_layout()
     assert facts.describe() == "matmul_transpose_b_like 64x48x32 f32 -> f32"
     assert (facts.lhs.dims, facts.rhs.dims, facts.out.dims) == (("m", "k"), ("n", "k"),
                                                                 ("m", "n"))
+
+
+def test_a_triton_family_declines_an_epilogue_constant_that_is_not_finite(block):
+    from iree_kernels.kinds import triton_family
+    facts = block["main$async_dispatch_8"].to_dict()
+    facts["epilogue"] = ["max", ["acc"], ["const", float("-inf"), "f32"]]
+    assert "not finite" in triton_family.decline(Contraction.from_dict(facts))

@@ -11,6 +11,8 @@ which executables it cannot take. Not for compiling it (``triton_kernels``).
 """
 from __future__ import annotations
 
+import math
+
 from iree_kernels.core.render import render
 from iree_kernels.ir.contractions import Contraction, Operand
 from iree_kernels.kinds.gemm_interface import BINARY, OFFSET_OPS, Unsupported, checked_names
@@ -28,6 +30,8 @@ def decline(facts: Contraction) -> str:
     elements = {facts.lhs.element, facts.rhs.element}
     if not elements <= set(_TYPES) or facts.out.element not in _TYPES:
         return f"its element types ({', '.join(sorted(elements))}) are not Triton floats here"
+    if any(not math.isfinite(c) for c in _constants(facts.epilogue)):
+        return "its epilogue holds a constant that is not finite, which the entry cannot write"
     held: dict[int, str] = {}
     for operand in (facts.lhs, facts.rhs, facts.out, *facts.inputs):
         if held.setdefault(operand.binding, operand.element) != operand.element:
@@ -57,6 +61,14 @@ def entry(facts: Contraction, *, executable: str, export: str, model: str,
                   out=_pointer(facts.out, ("b", "m", "n")),
                   out_type=_TYPES[facts.out.element],
                   epilogue=_epilogue(facts.epilogue))
+
+
+def _constants(tree):
+    if tree[0] == "const":
+        yield float(tree[1])
+    for child in tree[1:]:
+        if isinstance(child, tuple):
+            yield from _constants(child)
 
 
 def _strides(operand: Operand) -> dict[str, int]:
