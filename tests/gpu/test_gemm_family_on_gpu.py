@@ -57,8 +57,11 @@ GEMM_MLIR = """func.func @main(%a: tensor<4096x4096x{element}>, %b: tensor<4096x
   return %c : tensor<4096x4096x{result}>
 }}
 """
-# name: (PRECISION, tolerance lines)
-VARIANTS = {"tf32x3": (3, ""), "tf32": (1, "rtol = 2e-2\natol = 2e-2\n")}
+# name: (PRECISION, tolerance lines of the block's entry, of the 4096^3 GEMMs' entry). IREE's
+# f32 reference sums 4096 products in another order: 3xTF32 lands within 1e-3 of it there, and
+# TF32 (10-bit mantissas, as torch's allow_tf32) within 0.1 of outputs of about 60.
+VARIANTS = {"tf32x3": (3, "", "rtol = 1e-3\natol = 1e-3\n"),
+            "tf32": (1, "rtol = 2e-2\natol = 2e-2\n", "rtol = 2e-2\natol = 1e-1\n")}
 MANIFEST = """
 [models.{model}]
 source = "models/{model}.mlir"
@@ -101,23 +104,24 @@ def build() -> None:
         (ROOT / f"models/{gemm}.mlir").write_text(GEMM_MLIR.format(element=element,
                                                                    result=result))
     wanted = [INPUT, PLAIN, FACTS]
-    for variant, (precision, tolerance) in VARIANTS.items():
+    for variant, (precision, block_tolerance, gemm_tolerance) in VARIANTS.items():
         (ROOT / "kernels/family.toml").write_text("".join(MANIFEST.format(
             model=model, match=match, precision=precision, tolerance=tolerance)
-            for model, match in ((MODEL, "*batch_matmul*"),
-                                 *((gemm, "*_matmul_*") for gemm in GEMMS))))
+            for model, match, tolerance in ((MODEL, "*batch_matmul*", block_tolerance),
+                                            *((gemm, "*_matmul_*", gemm_tolerance)
+                                              for gemm in GEMMS))))
         made = scons(ROOT, f"BUILD_DIR=build/{variant}", "modules", "verify", "microbenchmarks")
         print(made.stdout)
         assert made.ok, made.failure()
-        here = ROOT / f"build/{variant}/cuda/{MODEL}"
         for model in (MODEL, *GEMMS):
             here = ROOT / f"build/{variant}/cuda/{model}"
-            wanted += [f"build/{variant}/cuda/{model}/microbenchmarks.json",
-                       *(p.relative_to(ROOT) for p in (here / "verify").iterdir()),
-                       *(p.relative_to(ROOT) for p in (here / "microbenchmarks").glob("*.vmfb"))]
+            timed = f"build/{variant}/cuda/{model}/microbenchmarks.json"
+            wanted += [timed, *(p.relative_to(ROOT) for p in (here / "verify").iterdir()),
+                       *(path for r in benchmarks.from_json((ROOT / timed).read_text())
+                         for path in (r.plain_module, r.module))]
         wanted.append(module(variant))
     facts = {}              # by export: executables of two models may share a name
-    for found in (ROOT / "build/tf32x3/.families").glob("*.json"):
+    for found in (ROOT / "build/tf32x3/.families").glob("?" * 64 + ".json"):  # not stat.json
         facts.update({e["export"]: e for e in json.loads(found.read_text())["executables"].values()})
     (ROOT / FACTS).write_text(json.dumps({"executables": facts}))
     (ROOT / PLAIN).parent.mkdir(parents=True, exist_ok=True)
