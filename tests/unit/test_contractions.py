@@ -164,3 +164,12 @@ def test_a_triton_family_declines_an_epilogue_constant_that_is_not_finite(block)
     facts = block["main$async_dispatch_8"].to_dict()
     facts["epilogue"] = ["max", ["acc"], ["const", float("-inf"), "f32"]]
     assert "not finite" in triton_family.decline(Contraction.from_dict(facts))
+
+
+def test_relu_as_torch_writes_it_is_read_at_an_executable_of_four_sites():
+    path = DATA / "linear_relu.mlir"          # weights and bias share binding 1 at push offsets
+    (facts,) = read_contractions(path.read_text(), str(path)).values()
+    assert facts.describe() == ("matmul_transpose_b 8x1024x1024 f32 -> f32, epilogue (select "
+                                "(cmp ugt (add acc input0) 0.0) (add acc input0) 0.0)")
+    assert [(o.binding, o.offset) for o in (facts.lhs, facts.rhs, *facts.inputs, facts.out)] == \
+        [(0, ("push", 0)), (1, ("push", 1)), (1, ("push", 2)), (2, ("push", 3))]

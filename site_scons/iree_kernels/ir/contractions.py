@@ -38,8 +38,12 @@ EPILOGUE_OPS = {
     "arith.negf": "neg", "arith.maximumf": "max", "arith.minimumf": "min",
     "arith.maxnumf": "max", "arith.minnumf": "min", "math.erf": "erf", "math.exp": "exp",
     "math.tanh": "tanh", "math.sqrt": "sqrt", "math.rsqrt": "rsqrt", "math.log": "log",
-    "math.absf": "abs", "arith.truncf": "cast", "arith.extf": "cast",
+    "math.absf": "abs", "arith.truncf": "cast", "arith.extf": "cast", "arith.cmpf": "cmp",
+    "arith.select": "select",
 }
+# arith.cmpf's predicate attribute, by its value (MLIR's CmpFPredicate).
+CMPF_PREDICATES = ("false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt", "uge",
+                   "ult", "ule", "une", "uno", "true")
 _TENSOR_RE = re.compile(r"tensor<((?:(?:\d+|\?)x)*\w+)>")
 _MAP_RE = re.compile(r"affine_map<\(([^)]*)\)\s*->\s*\(([^)]*)\)>")
 DEEPEST = 64                    # epilogue expression nesting
@@ -85,7 +89,8 @@ class Contraction:
     inputs: tuple[Operand, ...] = ()   # the epilogue's other tensors (bias, residual)
     tables: tuple[Table, ...] = ()     # the epilogue's folded tensors
     # The epilogue as nested lists: ["acc"], ["input", i], ["table", i], ["const", value, type],
-    # ["cast", type, x], [name, x, ...] with name one of EPILOGUE_OPS' values; ["acc"] alone:
+    # ["cast", type, x], ["cmp", predicate, x, y] (arith.cmpf's, e.g. "ugt"), ["select", c, x, y],
+    # [name, x, ...] with name one of EPILOGUE_OPS' other values; ["acc"] alone:
     # the sum is stored as it is.
     epilogue: tuple = ("acc",)
     constants: int = 0              # push constants the executable takes
@@ -394,6 +399,8 @@ def _epilogue(generic, result, loops: tuple[str, ...], resources: dict[str, str]
         args = [_leaf(v, names, defined) for v in op.operands]
         if EPILOGUE_OPS[op.name] == "cast":
             args = [str(op.results[0].type), *args]
+        elif EPILOGUE_OPS[op.name] == "cmp":
+            args = [CMPF_PREDICATES[ir.IntegerAttr(op.attributes["predicate"]).value], *args]
         node = (EPILOGUE_OPS[op.name], *args)
         if _depth(node) > DEEPEST:
             raise NotAContraction(f"its epilogue nests over {DEEPEST} deep")

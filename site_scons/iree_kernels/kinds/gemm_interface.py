@@ -17,21 +17,17 @@ import re
 
 from iree_kernels.core.render import render
 from iree_kernels.ir.contractions import Contraction, Operand
+from iree_kernels.kinds.epilogue_spelling import Spelling, Unsupported, spell
 
 HEADER = "iree_gemm.h"
 
 _C_TYPES = {"f32": "float", "f64": "double", "f16": "_Float16", "bf16": "__bf16",
             "i8": "int8_t", "i16": "int16_t", "i32": "int32_t", "i64": "int64_t"}
-BINARY = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
 _CALLS = {"erf": "gemm_erf", "exp": "gemm_exp", "tanh": "gemm_tanh", "sqrt": "gemm_sqrt",
           "abs": "gemm_abs", "max": "gemm_max", "min": "gemm_min"}
 OFFSET_OPS = {"arith.addi": "+", "arith.subi": "-", "arith.muli": "*", "arith.shli": "<<",
                "arith.shrui": ">>", "arith.ori": "|", "arith.andi": "&", "arith.xori": "^",
                "arith.divui": "/", "arith.remui": "%"}
-
-
-class Unsupported(ValueError):
-    """The facts hold what the header cannot say in C: one sentence."""
 
 
 # What a name written into generated code may be: an MLIR symbol can be any quoted string,
@@ -70,7 +66,7 @@ def header(facts: Contraction, *, executable: str, export: str, model: str, targ
                   inputs=[_element(i, f"const {_c_type(i.element)}", size_t)
                           for i in facts.inputs],
                   tables=tables, out=_element(facts.out, "gemm_out_t", size_t),
-                  epilogue=_epilogue(facts.epilogue, facts))
+                  epilogue=spell(facts.epilogue, _spelling(facts)))
 
 
 def _c_type(element: str) -> str:
@@ -103,33 +99,23 @@ def _offset(offset, size_t: str) -> str:
     return f"({a} {OFFSET_OPS[kind]} {b})"
 
 
-def _epilogue(tree, facts: Contraction) -> str:
-    """The C expression of an epilogue tree over ``acc`` (ir.contractions' format)."""
-    kind = tree[0]
-    if kind == "acc":
-        return "(acc)"
-    if kind == "input":
-        return f"GEMM_INPUT{tree[1]}(b, m, n)"
-    if kind == "table":
+def _spelling(facts: Contraction) -> Spelling:
+    """C's (and CUDA's) epilogue spelling over ``acc``, the header's inputs and tables."""
+    def leaf(tree) -> str:
+        if tree[0] == "acc":
+            return "(acc)"
+        if tree[0] == "input":
+            return f"GEMM_INPUT{tree[1]}(b, m, n)"
         table = facts.tables[tree[1]]
         index = f"({table.dims[0]})"
         for size, dim in zip(table.shape[1:], table.dims[1:]):
             index = f"({index} * {size} + ({dim}))"
         return f"gemm_table{tree[1]}[{index}]"
-    if kind == "const":
-        return _literal(tree[1], tree[2])
-    if kind == "cast":
-        return f"(({_c_type(tree[1])}){_epilogue(tree[2], facts)})"
-    args = [_epilogue(t, facts) for t in tree[1:]]
-    if kind in BINARY:
-        return f"({args[0]} {BINARY[kind]} {args[1]})"
-    if kind == "neg":
-        return f"(-{args[0]})"
-    if kind == "rsqrt":
-        return f"(1.0f / gemm_sqrt({args[0]}))"
-    if kind in _CALLS:
-        return f"{_CALLS[kind]}({', '.join(args)})"
-    raise Unsupported(f"its epilogue applies {kind}, which the header cannot write in C")
+
+    return Spelling(language="C", leaf=leaf, literal=_literal,
+                    cast=lambda element, x: f"(({_c_type(element)}){x})", calls=_CALLS,
+                    select="({0} ? {1} : {2})", negation="(!",
+                    forms={"neg": "(-{0})", "rsqrt": "(1.0f / gemm_sqrt({0}))"})
 
 
 def _literal(value: float, element: str) -> str:

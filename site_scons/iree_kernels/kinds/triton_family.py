@@ -15,7 +15,8 @@ import math
 
 from iree_kernels.core.render import render
 from iree_kernels.ir.contractions import Contraction, Operand
-from iree_kernels.kinds.gemm_interface import BINARY, OFFSET_OPS, Unsupported, checked_names
+from iree_kernels.kinds.epilogue_spelling import Spelling, Unsupported, spell
+from iree_kernels.kinds.gemm_interface import OFFSET_OPS, checked_names
 
 FUNCTION = "entry"                  # the entry's @triton.jit function
 _TYPES = {"f32": "tl.float32", "f16": "tl.float16", "bf16": "tl.bfloat16", "f64": "tl.float64"}
@@ -60,7 +61,7 @@ def entry(facts: Contraction, *, executable: str, export: str, model: str,
                   inputs=[_pointer(i, ("b", "m", "n")) for i in facts.inputs],
                   out=_pointer(facts.out, ("b", "m", "n")),
                   out_type=_TYPES[facts.out.element],
-                  epilogue=_epilogue(facts.epilogue))
+                  epilogue=spell(facts.epilogue, _SPELLING))
 
 
 def _constants(tree):
@@ -106,25 +107,13 @@ def _offset(offset) -> str:
     return f"({a} {OFFSET_OPS[kind].replace('/', '//')} {b})"
 
 
-def _epilogue(tree) -> str:
-    kind = tree[0]
-    if kind == "acc":
-        return "acc"
-    if kind == "input":
-        return f"input{tree[1]}"
-    if kind == "const":
-        return repr(float(tree[1]))
-    if kind == "cast":
-        if tree[1] not in _TYPES:
-            raise Unsupported(f"its epilogue casts to {tree[1]}")
-        return f"({_epilogue(tree[2])}).to({_TYPES[tree[1]]})"
-    args = [_epilogue(t) for t in tree[1:]]
-    if kind in BINARY:
-        return f"({args[0]} {BINARY[kind]} {args[1]})"
-    if kind == "neg":
-        return f"(-{args[0]})"
-    if kind == "tanh":
-        return f"(2.0 * tl.sigmoid(2.0 * {args[0]}) - 1.0)"
-    if kind in _CALLS:
-        return f"{_CALLS[kind]}({', '.join(args)})"
-    raise Unsupported(f"its epilogue applies {kind}, which the Triton entry cannot write")
+def _cast(element: str, x: str) -> str:
+    if element not in _TYPES:
+        raise Unsupported(f"its epilogue casts to {element}")
+    return f"({x}).to({_TYPES[element]})"
+
+
+_SPELLING = Spelling(language="the Triton entry", leaf=lambda tree: "".join(map(str, tree)),
+                     literal=lambda value, element: repr(float(value)), cast=_cast,
+                     calls=_CALLS, select="tl.where({0}, {1}, {2})", negation="(~",
+                     forms={"neg": "(-{0})", "tanh": "(2.0 * tl.sigmoid(2.0 * {0}) - 1.0)"})

@@ -6,8 +6,9 @@ configure step would, the front end runs while the build is read, once for
 each model, target and set of flags, and its executables' exports and facts
 (``ir.contractions``) are kept in ``BUILD_DIR/.families/<digest>.json``, the
 digest taken over everything that decides them (the model's bytes, the
-flags and the files they name, iree-compile's version; for a model the build
-imports, ``.onnx`` or ``.pt2``, its importer's packages). A build that finds
+flags and the files they name, iree-compile's version, the source of the
+facts' reader; for a model the build imports, ``.onnx`` or ``.pt2``, its
+importer's packages). A build that finds
 the file reads it: a no-op or a kernel edit runs nothing here. An imported
 model is imported here too, with the import step's own command, into a scratch
 folder: a clean build imports it twice. Not for the expansion itself
@@ -15,6 +16,7 @@ folder: a clean build imports it twice. Not for the expansion itself
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import sys
@@ -23,6 +25,7 @@ from pathlib import Path
 from iree_kernels.core import processes, toolchains
 from iree_kernels.core.errors import UserError
 from iree_kernels.core.files import read_text, scratch_folder, write_atomically
+from iree_kernels.ir import contractions, dispatch_body, executables
 from iree_kernels.ir.executables import read_executables
 from iree_kernels.ir.program_text import executables_only
 from iree_kernels.project import families, option_files
@@ -104,12 +107,22 @@ def _imported(env, node, work: Path, model) -> Path:
 
 
 def _digest(root: Path, source: Path, flags: list[str], version: str, known: dict) -> str:
-    h = hashlib.sha256(f"{families.FORMAT}\0{version}\0".encode())
+    h = hashlib.sha256(f"{families.FORMAT}\0{version}\0{_reader()}\0".encode())
     h.update(json.dumps(flags).encode())
     for path, _ in option_files.files_named(flags):
         named = Path(path) if Path(path).is_absolute() else root / path
         h.update(_file_digest(named, known).encode() if named.is_file() else b"-")
     h.update(_file_digest(source, known).encode())
+    return h.hexdigest()
+
+
+@functools.cache
+def _reader() -> str:
+    """The digest of the modules that read the facts: what another version of them kept is not
+    this version's facts."""
+    h = hashlib.sha256()
+    for module in (contractions, dispatch_body, executables):
+        h.update(Path(module.__file__).read_bytes())
     return h.hexdigest()
 
 
