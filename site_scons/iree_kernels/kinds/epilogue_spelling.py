@@ -1,6 +1,6 @@
 """An epilogue tree (``ir.contractions``' format) written as an expression of a kernel language.
 
-The walk is one; what differs between C, CUDA and Triton is a ``Spelling``: how
+The walk is one; what differs between kernel languages is a ``Spelling``: how
 leaves, literals, casts, calls and selects are written. Not for the facts
 themselves, nor for the files the expressions go into (the family interfaces).
 """
@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 BINARY = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
-# arith.cmpf's predicates: the ordered ones are false where an operand is NaN, as C's and
-# Triton's <, <=, >, >=, == are; the unordered ones are true there, as != is.
+# arith.cmpf's predicates: the ordered ones are false where an operand is NaN, as
+# the kernel languages' <, <=, >, >=, == are; the unordered ones are true there, as != is.
 COMPARISONS = {
     "oeq": "({0} == {1})", "ogt": "({0} > {1})", "oge": "({0} >= {1})", "olt": "({0} < {1})",
     "ole": "({0} <= {1})", "one": "(({0} < {1}) | ({0} > {1}))",
@@ -29,7 +29,7 @@ class Unsupported(ValueError):
 @dataclass(frozen=True)
 class Spelling:
     """How one language writes an epilogue: ``leaf`` for acc, inputs and tables."""
-    language: str                           # for messages: "C", "the Triton entry"
+    language: str                           # for messages: "C"
     leaf: Callable[[tuple], str]
     literal: Callable[[float, str], str]    # (value, element type)
     cast: Callable[[str, str], str]         # (element type, expression)
