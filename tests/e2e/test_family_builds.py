@@ -93,3 +93,72 @@ def test_a_family_on_a_pt2_model_reads_the_executables_of_its_import(tmp_path, m
     assert "took 6 of 6 executables it matched" in built.stdout
     assert "check: build/llvm-cpu/torch_transformer.vmfb: 1 case(s)" in built.stdout
     assert project.scons("--question", "check").stdout == ""
+
+
+TWO_GEMMS = """
+func.func @main(%x: tensor<16x32xf32>, %w1: tensor<32x24xf32>, %b1: tensor<24xf32>,
+                %w2: tensor<24xNxf32>) -> tensor<16xNxf32> {
+  %zero = arith.constant 0.0 : f32
+  %i1 = tensor.empty() : tensor<16x24xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%i1 : tensor<16x24xf32>) -> tensor<16x24xf32>
+  %m1 = linalg.matmul ins(%x, %w1 : tensor<16x32xf32>, tensor<32x24xf32>)
+                      outs(%f1 : tensor<16x24xf32>) -> tensor<16x24xf32>
+  %relu = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>,
+                                           affine_map<(i, j) -> (i, j)>],
+                          iterator_types = ["parallel", "parallel"]}
+      ins(%m1, %b1 : tensor<16x24xf32>, tensor<24xf32>) outs(%i1 : tensor<16x24xf32>) {
+  ^bb0(%m: f32, %b: f32, %o: f32):
+    %s = arith.addf %m, %b : f32
+    %p = arith.cmpf ugt, %s, %zero : f32
+    %r = arith.select %p, %s, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<16x24xf32>
+  %i2 = tensor.empty() : tensor<16xNxf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%i2 : tensor<16xNxf32>) -> tensor<16xNxf32>
+  %m2 = linalg.matmul ins(%relu, %w2 : tensor<16x24xf32>, tensor<24xNxf32>)
+                      outs(%f2 : tensor<16xNxf32>) -> tensor<16xNxf32>
+  return %m2 : tensor<16xNxf32>
+}
+"""
+MODULE = "build/llvm-cpu/two_gemms.vmfb"
+TWO_GEMMS_FAMILY = """
+[models.two_gemms]
+source = "models/two_gemms.mlir"
+targets = ["llvm-cpu"]
+
+[[substitutions]]
+model = "two_gemms"
+target = "llvm-cpu"
+match = "*matmul*"
+file = "kernels/gemm.c"
+workgroup_count = ["ceildiv(n, 64)", "ceildiv(m, 8)", "batch"]
+"""
+
+
+def test_an_edit_of_one_instances_facts_rebuilds_that_instance_alone(project):
+    project.copy(REPO / "kernels/families/gemm.c", "kernels/gemm.c")
+    project.write("kernels/family.toml", TWO_GEMMS_FAMILY)
+    project.write("models/two_gemms.mlir", TWO_GEMMS.replace("xN", "x8"))
+    built = project.scons()
+    assert "took 2 of 2 executables it matched" in built.stdout
+    assert len(built.ran("HEADER")) == 2 and len(built.ran("CC")) == 2
+    assert len(_matched(project.scons("verify"))) == 2
+
+    project.write("models/two_gemms.mlir", TWO_GEMMS.replace("xN", "x12"))
+    listed = project.scons("-n", MODULE, "verify")
+    edited = project.scons(MODULE, "verify")
+    assert "main_dispatch_1: " in edited.stdout and "16x12" in edited.stdout, edited.stdout
+    assert edited.ran("HEADER") == ["build/llvm-cpu/two_gemms/main_dispatch_1/iree_gemm.h"]
+    assert len(edited.ran("CC")) == 1 and edited.ran("RELINK")
+    assert _matched(edited) == ["main_dispatch_1"]
+    # A dry run cannot know that an unchanged instance's harness comes out the same: it
+    # lists that instance's VERIFY too, and nothing else the build does not run.
+    for step in ("HEADER", "CC", "RELINK"):
+        assert listed.ran(step) == edited.ran(step)
+    assert set(edited.steps) <= set(listed.steps)
+    assert project.scons("--question", MODULE, "verify").stdout == ""
+
+
+def _matched(run) -> list[str]:
+    return re.findall(r"two_gemms/llvm-cpu (\S+) \(kernels/gemm.c, .*\) matched IREE's executable",
+                      run.stdout)
