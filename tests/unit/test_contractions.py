@@ -173,3 +173,18 @@ def test_relu_as_torch_writes_it_is_read_at_an_executable_of_four_sites():
                                 "(cmp ugt (add acc input0) 0.0) (add acc input0) 0.0)")
     assert [(o.binding, o.offset) for o in (facts.lhs, facts.rhs, *facts.inputs, facts.out)] == \
         [(0, ("push", 0)), (1, ("push", 1)), (1, ("push", 2)), (2, ("push", 3))]
+
+
+def test_a_power_by_a_constant_integer_reads_as_its_products():
+    path = DATA / "gelu_tanh_fpowi.mlir"      # GPT-2's GELU: 0.5 x (1 + tanh(c (x + 0.044715 x^3)))
+    (facts,) = read_contractions(path.read_text(), str(path)).values()
+    x = "(add acc input0)"
+    assert f"(mul (mul {x} {x}) {x})" in expression_text(facts.epilogue)
+    assert "(tanh " in expression_text(facts.epilogue)
+
+
+def test_a_power_by_an_exponent_over_eight_is_declined():
+    path = DATA / "gelu_tanh_fpowi.mlir"
+    text = path.read_text().replace("arith.constant 3 : i64", "arith.constant 9 : i64")
+    (why,) = read_contractions(text, str(path)).values()
+    assert why == "its epilogue raises to a power that is not a constant of at most 8 (%c9_i64)"

@@ -47,6 +47,7 @@ CMPF_PREDICATES = ("false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ue
 _TENSOR_RE = re.compile(r"tensor<((?:(?:\d+|\?)x)*\w+)>")
 _MAP_RE = re.compile(r"affine_map<\(([^)]*)\)\s*->\s*\(([^)]*)\)>")
 DEEPEST = 64                    # epilogue expression nesting
+MAX_POWER = 8                   # math.fpowi's exponent, written as products
 
 
 @dataclass(frozen=True)
@@ -394,6 +395,13 @@ def _epilogue(generic, result, loops: tuple[str, ...], resources: dict[str, str]
                 raise NotAContraction(f"its epilogue holds the constant {value}") from None
             defined[op.results[0].get_name()] = ("const", number, str(op.results[0].type))
             continue
+        if op.name == "math.fpowi":
+            node = _power(_leaf(op.operands[0], names, defined), _exponent(op.operands[1]),
+                          str(op.results[0].type))
+            if _depth(node) > DEEPEST:
+                raise NotAContraction(f"its epilogue nests over {DEEPEST} deep")
+            defined[op.results[0].get_name()] = node
+            continue
         if op.name not in EPILOGUE_OPS:
             raise NotAContraction(f"its epilogue holds {op.name}, which the facts do not read")
         args = [_leaf(v, names, defined) for v in op.operands]
@@ -451,6 +459,33 @@ def _leaf(value, names: dict, defined: dict) -> tuple:
             pass
     raise NotAContraction(f"its epilogue reads {name} from outside it "
                           f"({getattr(constant, 'name', 'an argument')})")
+
+
+def _exponent(value) -> int:
+    """math.fpowi's exponent, where it is a constant of at most MAX_POWER."""
+    from iree.compiler import ir
+
+    constant = value.owner
+    if getattr(constant, "name", "") == "arith.constant":
+        try:
+            exponent = ir.IntegerAttr(constant.attributes["value"]).value
+        except (TypeError, ValueError):
+            exponent = None
+        if exponent is not None and abs(exponent) <= MAX_POWER:
+            return exponent
+    raise NotAContraction(f"its epilogue raises to a power that is not a constant of at most "
+                          f"{MAX_POWER} ({value.get_name()})")
+
+
+def _power(base: tuple, exponent: int, element: str) -> tuple:
+    """``base`` to an integer power as products, as math.fpowi is expanded."""
+    one = ("const", 1.0, element)
+    if exponent == 0:
+        return one
+    product = base
+    for _ in range(abs(exponent) - 1):
+        product = ("mul", product, base)
+    return product if exponent > 0 else ("div", one, product)
 
 
 def _depth(tree) -> int:
