@@ -29,6 +29,11 @@ The models (``--list``):
                     ``save_mlir`` (the ``.mlir`` path of docs/workflows.md)
   torch_dynamic     an MLP whose batch is dynamic, a ``.pt2``; its expected
                     cases have batches 3 and 5
+  hf_bert, hf_gpt2  HuggingFace transformers' BERT and GPT-2 built from a config
+                    (2 layers, 4 heads, 32 x ``--scale`` wide, a vocabulary of 512,
+                    ``--tokens`` positions), weights seeded, a ``.pt2`` of
+                    ``last_hidden_state`` from token ids; not in the default corpus
+                    (they need transformers: ``.venv/bin/python -m pip install -r bench/requirements-hf.txt``)
 ``--scale`` multiplies the torch models' widths (weights grow with its square);
 ``--tokens`` is torch_transformer's sequence length (default 16: its matmuls
 have 16 rows).
@@ -50,6 +55,8 @@ import numpy as np
 
 TORCH_MODELS = ("torch_cnn", "torch_transformer", "torch_transformer_mlir", "torch_layers",
                 "torch_dynamic")
+HF_MODELS = ("hf_bert", "hf_gpt2")
+HF_VOCABULARY = 512
 DEFAULT_ONNX = ("squeezenet",)
 # Expected outputs of the torch models are torch's own: IREE differs by rounding.
 TOLERANCE = {"atol": 1e-4, "rtol": 1e-4}
@@ -290,6 +297,53 @@ def write_torch(out: Path, name: str, seed: int, scale: float, tokens: int = 16)
     return Entry(name, source, "main", cases, weights, "")
 
 
+def _hf_module(name: str, scale: float, tokens: int):
+    """A HuggingFace model from a config, its ``last_hidden_state`` of token ids as the output."""
+    import torch
+    try:
+        import transformers
+    except ImportError:
+        raise SystemExit(f"corpus: {name} needs transformers: "
+                         ".venv/bin/python -m pip install -r bench/requirements-hf.txt") from None
+    d = 4 * max(1, round(8 * scale))
+    if name == "hf_bert":
+        model = transformers.BertModel(transformers.BertConfig(
+            hidden_size=d, num_hidden_layers=2, num_attention_heads=4, intermediate_size=4 * d,
+            vocab_size=HF_VOCABULARY, max_position_embeddings=tokens))
+    else:
+        model = transformers.GPT2Model(transformers.GPT2Config(
+            n_embd=d, n_layer=2, n_head=4, vocab_size=HF_VOCABULARY, n_positions=tokens,
+            bos_token_id=0, eos_token_id=0))
+
+    class LastHiddenState(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = model
+
+        def forward(self, ids):
+            return self.model(input_ids=ids).last_hidden_state
+
+    return LastHiddenState()
+
+
+def write_hf(out: Path, name: str, seed: int, scale: float, tokens: int = 16) -> Entry:
+    import torch
+    module = _hf_module(name, scale, tokens).eval()
+    weights = _seed_weights(module, seed)
+    ids = np.random.default_rng(seed + 1).integers(0, HF_VOCABULARY, (1, tokens), dtype=np.int64)
+    exported = torch.export.export(module, (torch.from_numpy(ids),))
+    buffer = io.BytesIO()
+    torch.export.save(exported, buffer)
+    _write_atomically(out / f"{name}.pt2", buffer.getvalue())
+    with torch.no_grad():
+        y = module(torch.from_numpy(ids)).numpy()
+    _npy(out / name / "input0.npy", ids)
+    _npy(out / name / "output0.npy", y)
+    return Entry(name, f"{name}.pt2", "main",
+                 [{"inputs": [f"{name}/input0.npy"], "outputs": [f"{name}/output0.npy"]}],
+                 weights, "")
+
+
 # --- the corpus -------------------------------------------------------------------
 
 def names(onnx: tuple[str, ...] = DEFAULT_ONNX) -> list[str]:
@@ -314,7 +368,8 @@ def write(out: Path, only: list[str] | None = None, *, seed: int = 0, scale: flo
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     wanted = only or names(onnx)
-    unknown = [n for n in wanted if n not in TORCH_MODELS and not n.startswith("onnx_")]
+    unknown = [n for n in wanted
+               if n not in TORCH_MODELS + HF_MODELS and not n.startswith("onnx_")]
     if unknown:
         raise SystemExit(f"corpus: no model {', '.join(unknown)}; models: {', '.join(names(onnx))}")
     prefix = os.path.relpath(out, root or Path.cwd()).replace(os.sep, "/")
@@ -323,7 +378,8 @@ def write(out: Path, only: list[str] | None = None, *, seed: int = 0, scale: flo
         if name.startswith("onnx_"):
             entries.append(write_onnx(out, name.removeprefix("onnx_"), seed))
         else:
-            entry = write_torch(out, name, seed, scale, tokens)
+            write_model = write_hf if name in HF_MODELS else write_torch
+            entry = write_model(out, name, seed, scale, tokens)
             _write_atomically(out / f"{name}.expected.toml", expected_toml(entry, prefix).encode())
             entries.append(entry)
     return entries

@@ -52,3 +52,13 @@ def test_tokens_set_the_transformers_sequence_length_and_scale_its_width():
     block, shapes = modules["torch_transformer"]
     assert shapes == [(1, 2048, 512)] and block.q.in_features == 512
     assert corpus._torch_modules(1)["torch_transformer"][1] == [(1, 16, 64)]   # the default
+
+
+def test_a_huggingface_model_without_transformers_names_the_requirements_file(tmp_path,
+                                                                              monkeypatch):
+    pytest.importorskip("torch")
+    monkeypatch.setitem(__import__("sys").modules, "transformers", None)   # import fails
+    with pytest.raises(SystemExit, match="hf_gpt2 needs transformers: .* -r "
+                                         "bench/requirements-hf.txt"):
+        corpus.write(tmp_path, ["hf_gpt2"])
+    assert not list(tmp_path.iterdir())
