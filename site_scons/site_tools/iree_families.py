@@ -26,7 +26,7 @@ from iree_kernels.check import benchmarks
 from iree_kernels.core.errors import UserError
 from iree_kernels.project import timings
 from iree_kernels.core.files import write_atomically
-from iree_kernels.ir.contractions import Contraction
+from iree_kernels.ir.gemm_facts import Contraction
 from iree_kernels.kinds.gemm_interface import Unsupported, header
 from iree_kernels.scons.nodes import read_spec, spec_value
 from iree_kernels.scons.reporting import reporting_user_errors

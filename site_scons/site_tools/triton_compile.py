@@ -46,7 +46,7 @@ from iree_kernels.ir import listing
 from iree_kernels.module import selection, substitution
 from iree_kernels import settings
 from iree_kernels.core import toolchains
-from iree_kernels.ir.contractions import Contraction
+from iree_kernels.ir.gemm_facts import Contraction
 from iree_kernels.kinds import triton_family, triton_kernels
 from iree_kernels.kinds.gemm_interface import Unsupported
 from iree_kernels.core.errors import UserError

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from iree_kernels.ir.contractions import Contraction, expression_text, read_contractions
+from iree_kernels.ir.contractions import read_contractions
+from iree_kernels.ir.gemm_facts import Contraction, expression_text
 from iree_kernels.kinds.gemm_interface import Unsupported, header
 
 DATA = Path(__file__).parents[1] / "data" / "executables"

@@ -12,8 +12,11 @@ import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable, TypeVar
 
 from iree_kernels.core.errors import UserError
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -154,6 +157,12 @@ def _warm_up() -> None:
 
 def read_executables(text: str, source: str = "<dump>") -> dict[str, Executable]:
     """Every hal.executable in ``text`` (an MLIR module), by symbol name."""
+    return read_each(text, source, _executable)
+
+
+def read_each(text: str, source: str, read: Callable[[str, object], T]) -> dict[str, T]:
+    """``read(name, op)`` of every hal.executable op in ``text`` (an MLIR module), by symbol
+    name, while the module is parsed; a UserError naming ``source`` where it does not parse."""
     from iree.compiler import ir
 
     with ir.Context() as context:
@@ -162,11 +171,8 @@ def read_executables(text: str, source: str = "<dump>") -> dict[str, Executable]
             module = ir.Module.parse(text)
         except ir.MLIRError as e:
             raise UserError(f"cannot parse executable sources: {e}", file=source) from None
-        executables = {}
-        for op in _ops(module.operation, "hal.executable"):
-            name = ir.StringAttr(op.attributes["sym_name"]).value
-            executables[name] = _executable(name, op)
-    return executables
+        return {name: read(name, op) for op in _ops(module.operation, "hal.executable")
+                for name in (ir.StringAttr(op.attributes["sym_name"]).value,)}
 
 
 def _executable(name: str, op) -> Executable:

@@ -101,7 +101,7 @@ class KernelKind:
     # May be a family (match): compiled per executable it takes, with the facts of each
     # (kinds.gemm_interface's header on its include path).
     family: bool = False
-    # Why it cannot take an executable whose facts (ir.contractions.Contraction) are these,
+    # Why it cannot take an executable whose facts (ir.gemm_facts.Contraction) are these,
     # or ''; None: it takes every GEMM the facts read.
     family_decline: Callable[[Any], str] | None = None
     # A line of the manifest schema's comment on it (the kinds of one language share one).

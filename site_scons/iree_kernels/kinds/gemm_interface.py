@@ -16,7 +16,7 @@ import math
 import re
 
 from iree_kernels.core.render import render
-from iree_kernels.ir.contractions import Contraction, Operand
+from iree_kernels.ir.gemm_facts import Contraction, Operand
 from iree_kernels.kinds.epilogue_spelling import Spelling, Unsupported, spell
 
 HEADER = "iree_gemm.h"

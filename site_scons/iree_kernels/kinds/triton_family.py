@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 
 from iree_kernels.core.render import render
-from iree_kernels.ir.contractions import Contraction, Operand
+from iree_kernels.ir.gemm_facts import Contraction, Operand
 from iree_kernels.kinds.epilogue_spelling import Spelling, Unsupported, spell
 from iree_kernels.kinds.gemm_interface import OFFSET_OPS, checked_names
 

@@ -16,7 +16,7 @@ from dataclasses import replace
 from fnmatch import fnmatchcase
 from pathlib import Path
 
-from iree_kernels.ir.contractions import Contraction
+from iree_kernels.ir.gemm_facts import Contraction
 from iree_kernels.ir.workgroups import with_sizes
 from iree_kernels.kinds.registry import kernel_kind
 from iree_kernels.project import timings

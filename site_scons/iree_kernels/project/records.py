@@ -80,7 +80,7 @@ class Substitution:
     match: str = ""                   # a family: a glob over export names; expanded to one
                                       # instance per GEMM executable it takes (families)
     facts: dict = field(default_factory=dict, hash=False)   # an instance's executable's
-                                      # ir.contractions.Contraction, as to_dict gives it
+                                      # ir.gemm_facts.Contraction, as to_dict gives it
     keep: str = ""                    # a family: "faster" keeps only instances its timings
     timings: str = ""                 # file (repo-relative) shows faster than IREE's
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from iree_kernels.core import processes, toolchains
 from iree_kernels.core.errors import UserError
 from iree_kernels.core.files import read_text, scratch_folder, write_atomically
-from iree_kernels.ir import contractions, dispatch_body, executables
+from iree_kernels.ir import contractions, dispatch_body, epilogues, executables, gemm_facts
 from iree_kernels.ir.executables import read_executables
 from iree_kernels.ir.program_text import executables_only
 from iree_kernels.project import families, option_files
@@ -121,7 +121,7 @@ def _reader() -> str:
     """The digest of the modules that read the facts: what another version of them kept is not
     this version's facts."""
     h = hashlib.sha256()
-    for module in (contractions, dispatch_body, executables):
+    for module in (contractions, dispatch_body, epilogues, executables, gemm_facts):
         h.update(Path(module.__file__).read_bytes())
     return h.hexdigest()
 
