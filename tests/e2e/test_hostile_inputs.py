@@ -202,3 +202,29 @@ def test_a_relinked_kernel_whose_selector_holds_code_runs_nothing(project, tmp_p
     assert project.scons("RELINK=yes", "--question").returncode == 0
     for folder in (project.root, project.root.parent):          # the payload writes to both
         assert not (folder / PWNED).exists(), "a string was run as code"
+
+
+@pytest.mark.parametrize("function", ["main", f'"{PAYLOAD}"'], ids=["glob", "names"])
+def test_a_family_whose_glob_or_executables_hold_code_runs_nothing(project, tmp_path, function):
+    """A family's glob reaches its report, dump's listing and progress lines; its instances'
+    names reach headers, objects and the timings file, or decline where they cannot."""
+    project.write("models/mlp.mlir", (REPO / "models/mlp.mlir").read_text()
+                  .replace("func.func @main(", f"func.func @{function}("))
+    project.copy(REPO / "kernels/families/gemm.c", "kernels/gemm.c")
+    project.write("kernels/family.toml", MLP_ONLY + (
+        '[[substitutions]]\nmodel = "mlp"\ntarget = "llvm-cpu"\n'
+        f'match = "*matmul*[2{P}]"\nfile = "kernels/gemm.c"\nkeep = "faster"\n'
+        'timings = "kernels/gemm.timings.json"\n'
+        'workgroup_count = ["ceildiv(n, 64)", "ceildiv(m, 8)", "batch"]\n'))
+    taken = function == "main"
+    for args in (["timings"], [], ["dump"], ["VERBOSE=1"], ["-c"]):
+        result = project.scons(*args)
+        assert "Traceback" not in result.output
+        if args == ["timings"]:
+            assert len(result.ran("CC")) == taken
+        if args == [] and not taken:
+            assert "took 0 of 1 executables it matched" in result.stdout
+            assert "is not a plain symbol (letters, digits" in result.stdout
+    if taken:
+        assert "main_dispatch_0" in project.read("kernels/gemm.timings.json")
+    assert not (tmp_path / PWNED).exists() and not (project.root / PWNED).exists()

@@ -18,6 +18,8 @@ from pathlib import Path
 
 from iree_kernels.ir.gemm_facts import Contraction
 from iree_kernels.ir.workgroups import with_sizes
+from iree_kernels.kinds.epilogue_spelling import Unsupported
+from iree_kernels.kinds.gemm_interface import checked_names
 from iree_kernels.kinds.registry import kernel_kind
 from iree_kernels.project import timings
 from iree_kernels.project.records import Origin, Substitution
@@ -72,7 +74,8 @@ def expand(subs: list[Substitution], found: dict[str, Found], root: Path | None 
             executable = found[name]
             if not fnmatchcase(executable.export, sub.match):
                 continue
-            why = _declined(name, executable, named, taken_by) or _kind_declines(sub, executable)
+            why = _declined(name, executable, named, taken_by) or \
+                _unwritable(sub, name, executable) or _kind_declines(sub, executable)
             if why:
                 declined.append((name, why))
                 continue
@@ -112,6 +115,15 @@ def _declined(name: str, executable: Found, named: set, taken_by: dict) -> str:
         return f"the family at {first.file}:{first.line} took it first"
     if executable.facts is None:
         return executable.why_not
+    return ""
+
+
+def _unwritable(sub: Substitution, name: str, executable: Found) -> str:
+    """Why the names of an instance could not go into its generated files, where they could not."""
+    try:
+        checked_names(name, executable.export, sub.model)
+    except Unsupported as e:
+        return str(e)
     return ""
 
 
