@@ -1,16 +1,20 @@
-"""What the GPU tests share: the CUDA-device condition and the demo models they run."""
+"""What the GPU tests share: the CUDA-device condition, the demo models they run, and the
+builds carried to a GPU machine (copied here, their verification plans run there)."""
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
 
 import pytest
 
 from conftest import REPO, SCONS, reference_module
 from harness import scons
-from iree_kernels.check import runtime
+from iree_kernels.check import runtime, verification
 from iree_kernels.core import toolchains
 from iree_kernels.project.manifest import load_project
 
 RUN_MODULE = toolchains.iree_tool("iree-run-module") or "iree-run-module"
+BENCHMARK_MODULE = toolchains.iree_tool("iree-benchmark-module") or "iree-benchmark-module"
 NEEDS_CUDA = [
     pytest.mark.gpu,
     pytest.mark.skipif("cuda" not in runtime.available_drivers(RUN_MODULE),
@@ -30,6 +34,27 @@ def cuda_models():
     """Every demo model built for cuda that has expected outputs."""
     project = load_project(REPO, sorted((REPO / "kernels").glob("**/*.toml")))
     return [m for m in project.models.values() if "cuda" in m.targets and m.expected]
+
+
+def copy_carried(root: Path, carried: Path, wanted) -> None:
+    """``carried`` made anew, holding the files ``wanted`` (paths relative to ``root``)."""
+    shutil.rmtree(carried, ignore_errors=True)
+    for relative in wanted:
+        (carried / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(root / relative, carried / relative)
+
+
+def verify_plans(plans: list[Path], tmp_path: Path, label: str = "") -> list[str]:
+    """Each verification plan run on cuda, in the working directory (plans name files relative
+    to their build's root); printed, and what each that did not match found."""
+    wrong = []
+    for path in plans:
+        plan = verification.from_json(path.read_text(), str(path))
+        assert not plan.note, plan.note
+        found = verification.run(plan, RUN_MODULE, "cuda", tmp_path)
+        print(f"{label}{verification.describe(plan)} on cuda: {found or 'matched'}")
+        wrong += [found] if found else []
+    return wrong
 
 
 REFERENCE = REPO / "build/reference"

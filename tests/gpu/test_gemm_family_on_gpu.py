@@ -41,12 +41,11 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
+from cuda_models import BENCHMARK_MODULE, NEEDS_CUDA, RUN_MODULE, copy_carried, verify_plans
 from harness import scons
-from iree_kernels.check import benchmarks, runtime, verification
+from iree_kernels.check import benchmarks
 from iree_kernels.core import toolchains
 
-RUN_MODULE = toolchains.iree_tool("iree-run-module") or "iree-run-module"
-BENCHMARK_MODULE = toolchains.iree_tool("iree-benchmark-module") or "iree-benchmark-module"
 BLOCK = "torch_transformer_mlir"
 FACTS = "families.json"
 GEMM_MLIR = """func.func @main(%a: tensor<4096x4096x{element}>, %b: tensor<4096x4096x{element}>)
@@ -179,10 +178,7 @@ def build(carry: Carry) -> None:
         wanted.append(plain(model))
         if source(carry, model).endswith(".pt2"):
             wanted.append(_without_weights(root, model))
-    shutil.rmtree(carry.gpu, ignore_errors=True)
-    for relative in wanted:
-        (carry.gpu / relative).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(root / relative, carry.gpu / relative)
+    copy_carried(root, carry.gpu, wanted)
 
 
 def _without_weights(root: Path, model: str) -> str:
@@ -205,9 +201,7 @@ if __name__ == "__main__":
         build(CARRIES[name])
     sys.exit(0)
 
-pytestmark = [pytest.mark.gpu,
-              pytest.mark.skipif("cuda" not in runtime.available_drivers(RUN_MODULE),
-                                 reason="no CUDA device (iree-run-module --list_devices)")]
+pytestmark = NEEDS_CUDA
 
 
 @pytest.fixture(params=list(CARRIES))
@@ -227,14 +221,7 @@ def test_every_instance_matches_iree_on_the_gpu(carry, tmp_path, variant):
     plans = sorted(path for model in carry.matches for path in
                    (carry.gpu / f"build/{variant}/cuda/{model}/verify").glob("*.verify.json"))
     assert len(plans) == carry.instances, plans
-    wrong = []
-    for path in plans:
-        plan = verification.from_json(path.read_text(), str(path))
-        assert not plan.note, plan.note
-        found = verification.run(plan, RUN_MODULE, "cuda", tmp_path)
-        print(f"{variant}: {verification.describe(plan)} on cuda: {found or 'matched'}")
-        wrong += [found] if found else []
-    assert not wrong
+    assert not verify_plans(plans, tmp_path, f"{variant}: ")
 
 
 def _median_ms(step, repeats: int = 10, iterations: int = 20) -> float:

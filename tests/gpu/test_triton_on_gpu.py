@@ -17,10 +17,9 @@ import pytest
 
 from conftest import REPO, SCONS, run_module
 from harness import scons
-from iree_kernels.check import runtime, verification
+from cuda_models import NEEDS_CUDA, verify_plans
 from iree_kernels.core import toolchains
 
-RUN_MODULE = toolchains.iree_tool("iree-run-module") or "iree-run-module"
 ROOT = REPO / "build/triton-gpu"
 MANIFEST = """
 [models.saxpy]
@@ -77,9 +76,7 @@ if __name__ == "__main__":
     build()
     sys.exit(0)
 
-pytestmark = [pytest.mark.gpu,
-              pytest.mark.skipif("cuda" not in runtime.available_drivers(RUN_MODULE),
-                                 reason="no CUDA device (iree-run-module --list_devices)")]
+pytestmark = NEEDS_CUDA
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -107,9 +104,4 @@ def test_triton_kernel_matches_iree(model, tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)                   # the plans name modules relative to it
     plans = sorted((ROOT / "build/cuda" / model / "verify").glob("*.verify.json"))
     assert plans, f"no verification plan for {model}"
-    for path in plans:
-        plan = verification.from_json(path.read_text(), str(path))
-        assert not plan.note, plan.note
-        wrong = verification.run(plan, RUN_MODULE, "cuda", tmp_path)
-        print(f"{verification.describe(plan)} on cuda: {wrong or 'matched'}")
-        assert wrong is None
+    assert not verify_plans(plans, tmp_path)

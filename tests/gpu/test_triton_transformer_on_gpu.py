@@ -24,7 +24,6 @@ and without the kernel, printing the figures.
 from __future__ import annotations
 
 import importlib.util
-import json
 import shutil
 import subprocess
 import sys
@@ -33,13 +32,12 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, SCONS
+from cuda_models import BENCHMARK_MODULE, NEEDS_CUDA, RUN_MODULE, copy_carried, verify_plans
 from harness import scons
-from iree_kernels.check import benchmarks, runtime, verification
+from iree_kernels.check import benchmarks
 from iree_kernels.perf import hotspot_report, hotspots
 from iree_kernels.core import toolchains
 
-RUN_MODULE = toolchains.iree_tool("iree-run-module") or "iree-run-module"
-BENCHMARK_MODULE = toolchains.iree_tool("iree-benchmark-module") or "iree-benchmark-module"
 ROOT = REPO / "build/triton-transformer"
 GPU = REPO / "build/triton-transformer-gpu"       # what the GPU run needs, paths as under ROOT
 MODEL = "torch_transformer"
@@ -119,7 +117,6 @@ def build() -> None:
     subprocess.run([toolchains.iree_compile(), f"build/models/{MODEL}.mlir",
                     f"@build/cuda/{MODEL}/options.flags", "-o", WITHOUT],
                    cwd=ROOT, check=True, capture_output=True, timeout=1200)
-    shutil.rmtree(GPU, ignore_errors=True)
     hot = hotspot_report.from_json((ROOT / HOTSPOTS).read_text())
     wanted = [WITH_KERNEL, WITHOUT, INPUT, f"build/cuda/{MODEL}/microbenchmarks.json", HOTSPOTS,
               *sorted({row.module for row in hot.rows if row.module}),
@@ -127,18 +124,14 @@ def build() -> None:
               *(p.relative_to(ROOT) for p in (ROOT / f"build/cuda/{MODEL}/verify").iterdir()),
               *(p.relative_to(ROOT) for p in
                 (ROOT / f"build/cuda/{MODEL}/microbenchmarks").glob("*.vmfb")), *variants]
-    for relative in wanted:
-        (GPU / relative).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(ROOT / relative, GPU / relative)
+    copy_carried(ROOT, GPU, wanted)
 
 
 if __name__ == "__main__":
     build()
     sys.exit(0)
 
-pytestmark = [pytest.mark.gpu,
-              pytest.mark.skipif("cuda" not in runtime.available_drivers(RUN_MODULE),
-                                 reason="no CUDA device (iree-run-module --list_devices)")]
+pytestmark = NEEDS_CUDA
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -154,11 +147,7 @@ def at_gpu_root(monkeypatch):
 def test_the_triton_kernel_matches_iree(at_gpu_root, tmp_path):
     plans = sorted((GPU / f"build/cuda/{MODEL}/verify").glob("*.verify.json"))
     assert len(plans) == 1, plans
-    plan = verification.from_json(plans[0].read_text(), str(plans[0]))
-    assert not plan.note, plan.note
-    wrong = verification.run(plan, RUN_MODULE, "cuda", tmp_path)
-    print(f"{verification.describe(plan)} on cuda: {wrong or 'matched'}")
-    assert wrong is None
+    assert not verify_plans(plans, tmp_path)
 
 
 def test_the_model_computes_the_same_with_and_without_the_kernel(at_gpu_root, tmp_path):
