@@ -121,18 +121,9 @@ func.func @main(%x: tensor<16x32xf32>, %w1: tensor<32x24xf32>, %b1: tensor<24xf3
 }
 """
 MODULE = "build/llvm-cpu/two_gemms.vmfb"
-TWO_GEMMS_FAMILY = """
-[models.two_gemms]
-source = "models/two_gemms.mlir"
-targets = ["llvm-cpu"]
-
-[[substitutions]]
-model = "two_gemms"
-target = "llvm-cpu"
-match = "*matmul*"
-file = "kernels/gemm.c"
-workgroup_count = ["ceildiv(n, 64)", "ceildiv(m, 8)", "batch"]
-"""
+TWO_GEMMS_FAMILY = ('[models.two_gemms]\nsource = "models/two_gemms.mlir"\ntargets = ["llvm-cpu"]\n'
+                    + FAMILY.replace("torch_transformer_mlir", "two_gemms")
+                    .replace("*batch_matmul*", "*matmul*"))
 
 
 def test_an_edit_of_one_instances_facts_rebuilds_that_instance_alone(project):

@@ -77,18 +77,15 @@ def read_epilogue(generic, result, loops: tuple[str, ...], resources: dict[str, 
         if op.name == "math.fpowi":
             node = _power(_leaf(op.operands[0], names, defined), _exponent(op.operands[1]),
                           str(op.results[0].type))
-            if _depth(node) > DEEPEST:
-                raise NotAContraction(f"its epilogue nests over {DEEPEST} deep")
-            defined[op.results[0].get_name()] = node
-            continue
-        if op.name not in EPILOGUE_OPS:
+        elif op.name in EPILOGUE_OPS:
+            args = [_leaf(v, names, defined) for v in op.operands]
+            if EPILOGUE_OPS[op.name] == "cast":
+                args = [str(op.results[0].type), *args]
+            elif EPILOGUE_OPS[op.name] == "cmp":
+                args = [CMPF_PREDICATES[ir.IntegerAttr(op.attributes["predicate"]).value], *args]
+            node = (EPILOGUE_OPS[op.name], *args)
+        else:
             raise NotAContraction(f"its epilogue holds {op.name}, which the facts do not read")
-        args = [_leaf(v, names, defined) for v in op.operands]
-        if EPILOGUE_OPS[op.name] == "cast":
-            args = [str(op.results[0].type), *args]
-        elif EPILOGUE_OPS[op.name] == "cmp":
-            args = [CMPF_PREDICATES[ir.IntegerAttr(op.attributes["predicate"]).value], *args]
-        node = (EPILOGUE_OPS[op.name], *args)
         if _depth(node) > DEEPEST:
             raise NotAContraction(f"its epilogue nests over {DEEPEST} deep")
         defined[op.results[0].get_name()] = node
