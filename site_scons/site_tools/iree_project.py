@@ -295,10 +295,9 @@ def _declare_kernel(env, sub, executables, listing, resolved, here, where, build
     if sub.mode != "wrapped":
         return DeclaredKernel(kernel)
     wrapper = here.File(f"{file_name(sub.key)}.wrapper.mlir")
-    spec = spec_value(env, {"substitution": sub.to_dict(), "iree_release":
-                            toolchains.iree_release(env.subst("$IREE_COMPILE"))})
-    return DeclaredKernel(kernel, env.IreeWrapper(wrapper, [spec, listing, resolved,
-                                                            kernel, *launch])[0])
+    spec = spec_value(env, {"substitution": sub.to_dict(), "kernel": kernel.get_path(),
+                            "iree_release": toolchains.iree_release(env.subst("$IREE_COMPILE"))})
+    return DeclaredKernel(kernel, env.IreeWrapper(wrapper, [spec, listing, resolved, *launch])[0])
 
 
 def _declare_substitution_kernel(env, sub, listing, resolved, here, where,

@@ -14,8 +14,12 @@ Builders:
                          -> a copy whose entry point 'main' has the export's name
   IreeRenamedSource      kernel.mlir + resolved.json + Value(substitution key)
                          -> the source kernel with its executable renamed to the one selected
-  IreeWrapper            Value(substitution) + executables.json + resolved.json + kernel
-                         -> a hal.executable linking the kernel with its own launch shape
+  IreeWrapper            Value(substitution, kernel path) + executables.json + resolved.json
+                         [+ the kernel's launch metadata]
+                         -> a hal.executable linking the kernel with its own launch shape;
+                         it names the kernel by path and reads none of it, so a kernel
+                         edit leaves it (and the unlinked module compiled with its
+                         placeholder) up to date, in a dry run too
 
 The spec travels as a Value node rather than a construction variable because
 executable names may hold '$', which SCons would expand.
@@ -136,17 +140,17 @@ def rename_source(target, source, env):
 def write_wrapper(target, source, env):
     spec = read_spec(source[0])
     sub, release = Substitution.from_dict(spec["substitution"]), spec["iree_release"]
-    resolved, kernel = source[2], source[3]
-    found = listed(source[1]).executables
+    listing, resolved, *launch_metadata = source[1:]
+    found = listed(listing).executables
     executable = substitution.plan_substitutions([sub], found, checks=substitution.UNCHECKED,
                                    landed=_landed(resolved))[0].executable
     # A kernel whose compiler says its launch shape (its metadata): size, shared memory.
-    launch = json.loads(source[4].get_text_contents()) if len(source) > 4 else {}
+    launch = json.loads(launch_metadata[0].get_text_contents()) if launch_metadata else {}
     size = launch.get("workgroup_size") or list(sub.workgroup_size) or None
     # A GPU kernel's wrapper names no function: the kernel is the export itself.
     function = sub.function if sub.target == "llvm-cpu" else ""
     try:
-        text = render_wrapper(executable, kernel.get_path(), list(sub.workgroup_count),
+        text = render_wrapper(executable, spec["kernel"], list(sub.workgroup_count),
                               size, function or None,
                               sub.origin.file, sub.origin.entry, release and tuple(release),
                               workgroup_local_memory=launch.get("workgroup_local_memory", 0))

@@ -6,9 +6,11 @@ step after it reads as up to date: after a kernel edit, ``-n`` showed ``CC``
 alone while the real build went on to WRAP, SUBST, ASSEMBLE and IREE. Here, in
 a dry run, a dependency that this run would build (SCons marks it executed)
 counts as changed, so the steps after it are listed too, in the order they
-would run. The list is what may run: a real build stops early where a step
-rewrites an output with the same bytes (a comment edit leaves the object the
-same), which a dry run cannot know. Not for: what a real build decides.
+would run. Steps depend only on what they read (a wrapper names its kernel and
+reads none of it), so after an edit that changes what each step makes, the list
+is what the build runs. Where a step rewrites an output with the same bytes (a
+comment edit leaves the object the same), a real build stops early, which a dry
+run cannot know: the list is then what may run. Not for: what a real build decides.
 """
 from __future__ import annotations
 
