@@ -125,6 +125,18 @@ def made_once(tmp_path_factory, name: str, make: Callable[[Path], None]) -> Path
 
 
 
+def linked_demo(tmp_path_factory, target: str) -> Path:
+    """This repo's demo (its kernels/ and models/) built for ``target`` linked, as iree-compile
+    links (RELINK=no), without the codegen cache: made once per run for the tests that compare
+    what they build with it (``made_once``: read it, never write into it)."""
+    def build(folder: Path) -> None:
+        project = Project(folder)
+        for name in ("kernels", "models"):
+            shutil.copytree(REPO / name, folder / name)
+        project.scons(f"IREE_TARGETS={target}", "EXECUTABLE_CACHE=0", "RELINK=no", "-j2")
+    return made_once(tmp_path_factory, f"demo-linked-{target}", build)
+
+
 def run_module(module: Path, device: str, function: str, inputs: list[str]) -> str:
     """The outputs iree-run-module prints for one call, as text."""
     from iree_kernels.core import toolchains

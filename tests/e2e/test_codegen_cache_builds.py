@@ -16,7 +16,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from conftest import REPO, Project, case_outputs, made_once, run_module
+from conftest import REPO, Project, case_outputs, linked_demo, made_once, run_module
 from harness import scons
 from iree_kernels.check import expected_outputs, runtime
 from iree_kernels.module import codegen_cache
@@ -248,14 +248,15 @@ def test_a_shared_build_cache_holds_the_codegen_entries_too(tmp_path):
 
 @pytest.mark.parametrize("target", [pytest.param("llvm-cpu", marks=needs_device("llvm-cpu")),
                                     pytest.param("vulkan", marks=needs_device("vulkan"))])
-def test_every_demo_model_computes_what_its_plain_compile_does(project, target, tmp_path):
-    """The demo repo, its substitutions in, linked: every case of every model, bit for bit."""
+def test_every_demo_model_computes_what_its_plain_compile_does(project, target, tmp_path,
+                                                              tmp_path_factory):
+    """The demo repo, its substitutions in, linked: every case of every model, bit for bit with
+    the demo built without the cache."""
     for folder in ("kernels", "models"):
         shutil.copytree(REPO / folder, project.root / folder, dirs_exist_ok=True)
     project.scons(f"IREE_TARGETS={target}", f"EXECUTABLE_CACHE={target}", "RELINK=no", "-j2",
                   "check")
-    project.scons(f"IREE_TARGETS={target}", "EXECUTABLE_CACHE=0", "RELINK=no", "BUILD_DIR=plain",
-                  "-j2")
+    without_cache = linked_demo(tmp_path_factory, target)
     models = load_project(project.root, sorted((project.root / "kernels").glob("**/*.toml")))
     compared = []
     for model in models.models.values():
@@ -264,8 +265,8 @@ def test_every_demo_model_computes_what_its_plain_compile_does(project, target, 
         cases = expected_outputs.load_cases(str(project.root / model.expected), target)
         if not cases:
             continue                      # "check" builds only the modules it runs
-        cached, plain = (project.root / f"{folder}/{target}/{model.name}.vmfb"
-                         for folder in ("build", "plain"))
+        cached, plain = (root / f"build/{target}/{model.name}.vmfb"
+                         for root in (project.root, without_cache))
         assert (project.root / f"build/{target}/{model.name}/module/{model.name}.mlir"
                 ).is_file(), f"{model.name} was not built through the cache"
         for case in cases:

@@ -120,11 +120,11 @@ def _bench_hotspots_release(project, name: str, target: str, executable: str) ->
     """The rest of the workflow on a model of the corpus: bench, hotspots (every static
     executable timed, those with folded dense_resource weights too), a release."""
     project.scons("bench", f"IREE_TARGETS={target}",
-                  "IREE_BENCHMARKFLAGS=--benchmark_repetitions=2 --batch_size=10")
+                  "IREE_BENCHMARKFLAGS=--benchmark_repetitions=2 --benchmark_min_time=1x --batch_size=10")
     (timed,) = json.loads(project.read("build/bench/microbenchmarks.json"))
     assert timed["executable"] == executable and timed["substituted_us"] > 0, timed
     project.scons("hotspots", f"IREE_TARGETS={target}",
-                  "IREE_HOTSPOTFLAGS=--benchmark_repetitions=2 --batch_size=4")
+                  "IREE_HOTSPOTFLAGS=--benchmark_repetitions=2 --benchmark_min_time=1x --batch_size=4")
     rows = json.loads(project.read(f"build/{target}/{name}/hotspots.json"))["rows"]
     folded = [r for r in rows if "dense_resource<" in project.read(
         f"build/{target}/{name}/dump/sources/module_{r['executable']}.mlir")]

@@ -42,11 +42,13 @@ def fake_iree_compile(tmp_path, monkeypatch, when_compiling: str) -> None:
 
 
 def demo_repo(project):
-    """The demo without its real ONNX networks (test_onnx_demo builds those): what is tested
-    here does not depend on a model's size, and they would take most of each build."""
+    """The demo without its real ONNX networks (test_onnx_demo builds those) and its 41-executable
+    layers model (test_codegen_cache_builds): what is tested here does not depend on a model's
+    size, and they would take most of each build."""
     for folder in ("kernels", "models"):
         shutil.copytree(REPO / folder, project.root / folder,
-                        ignore=shutil.ignore_patterns("onnx.toml"))
+                        ignore=shutil.ignore_patterns("onnx.toml", "layers.toml", "layers*",
+                                                      "squeezenet*", "bvlc_alexnet*"))
     return project
 
 

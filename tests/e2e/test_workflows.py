@@ -105,7 +105,7 @@ executable = "main_dispatch_1"
 file = "kernels/llvm-cpu/square.mlir"
 """)
     build = mlp.scons("bench", "IREE_TARGETS=llvm-cpu",
-                      "IREE_BENCHMARKFLAGS=--benchmark_repetitions=2 --batch_size=10")
+                      "IREE_BENCHMARKFLAGS=--benchmark_repetitions=2 --benchmark_min_time=1x --batch_size=10")
     assert "model  target    executable       kernel" in build.stdout
     results = json.loads(mlp.read("build/bench/microbenchmarks.json"))
     assert [(r["model"], r["executable"]) for r in results] == [("mlp", "main_dispatch_1")]
@@ -115,9 +115,9 @@ file = "kernels/llvm-cpu/square.mlir"
     (kept,) = (mlp.root / "build/llvm-cpu/mlp/microbenchmarks.measured").glob("*/result.json")
     timed = kept.stat().st_mtime_ns
     mlp.scons("bench", "IREE_TARGETS=llvm-cpu",
-              "IREE_BENCHMARKFLAGS=--benchmark_repetitions=2 --batch_size=10")
+              "IREE_BENCHMARKFLAGS=--benchmark_repetitions=2 --benchmark_min_time=1x --batch_size=10")
     assert json.loads(mlp.read("build/bench/microbenchmarks.json")) == results
     assert kept.stat().st_mtime_ns == timed
     mlp.scons("bench", "IREE_TARGETS=llvm-cpu", "REMEASURE=yes",
-              "IREE_BENCHMARKFLAGS=--benchmark_repetitions=2 --batch_size=10")
+              "IREE_BENCHMARKFLAGS=--benchmark_repetitions=2 --benchmark_min_time=1x --batch_size=10")
     assert kept.stat().st_mtime_ns != timed
