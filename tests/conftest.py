@@ -81,7 +81,7 @@ class Project:
 
     def scons(self, *args: str, expect_ok: bool = True, env: dict | None = None) -> Run:
         """scons -Q ``args`` here (harness.scons); a failure raises unless not ``expect_ok``."""
-        build = scons(self.root, *args, env={"PYTHONDONTWRITEBYTECODE": "1", **(env or {})})
+        build = scons(self.root, *args, env=env)
         if expect_ok and not build.ok:
             raise AssertionError(build.failure())
         return build
