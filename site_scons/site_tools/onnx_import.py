@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from pathlib import Path
 
 import SCons.Builder
 import SCons.Errors
@@ -47,8 +48,10 @@ import SCons.Scanner
 import SCons.Util
 
 from iree_kernels.core.errors import UserError
+from iree_kernels.core.files import not_regular
 from iree_kernels.project.manifest import DEFAULT_OPSET
 from iree_kernels.importers.onnx_importer import external_data, failure_reason, importer_versions
+from iree_kernels.scons.build_folder import file_memo
 from iree_kernels.scons.escaping import program
 from iree_kernels.scons.imports import ImportCommand, manifest_entry, package_versions, register_importer
 from iree_kernels.scons.kernels import version_emitter
@@ -62,13 +65,19 @@ def _emit_versions(target, source, env):
 
 
 def scan_external_data(node, env, path) -> list:
-    """The external data files an .onnx model's tensors name: the import reads them."""
+    """The external data files an .onnx model's tensors name: the import reads them. Kept while
+    the model stays as it was (a no-op neither imports onnx nor parses the model)."""
     if not node.exists():
         return []
+    def named(model: Path) -> list[str]:
+        return external_data(model, str(node))
     try:
-        return [env.fs.File(found) for found in external_data(node.abspath, str(node))]
+        found = file_memo(env).value("onnx-external-data", node.abspath, named)
+        if any(not_regular(f) for f in found):      # gone since: named(...) says how
+            found = named(Path(node.abspath))
     except UserError as e:
         raise SCons.Errors.UserError(str(e)) from None
+    return [env.fs.File(f) for f in found]
 
 
 def _declare_import(env, model, target):

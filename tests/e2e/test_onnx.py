@@ -217,3 +217,21 @@ def test_external_data_outside_the_model_folder_is_refused(project, location, wh
                                   if "outside" in why else "")], build.output
     assert build.returncode == 2 and "Traceback" not in build.output
     assert not (project.root / IMPORTED).exists()
+
+
+def test_a_no_op_reads_no_onnx_model_and_a_lost_data_file_is_still_named(project, tmp_path):
+    """The files a model's tensors name are kept while the model stays as it was: a no-op
+    imports no onnx package (a spy stands in for it) and parses no model."""
+    write_external(project)
+    project.write("kernels/demo.toml", MANIFEST)
+    project.scons()
+    spy, imported = tmp_path / "spy", tmp_path / "onnx-imported"
+    (spy / "onnx").mkdir(parents=True)
+    (spy / "onnx/__init__.py").write_text(f"open({str(imported)!r}, 'w').close()\n"
+                                          "raise ImportError('a spy')\n")
+    assert project.scons(env={"PYTHONPATH": spy}).steps == []
+    assert not imported.exists()
+    (project.root / "models/w.bin").unlink()
+    lost = project.scons(expect_ok=False)
+    assert f"[{IMPORTED}] models/net.onnx: tensor 'w' stores its data in 'w.bin', which is not " \
+           "found" in lost.output, lost.output

@@ -14,6 +14,7 @@ import threading
 from pathlib import Path
 
 from iree_kernels.core.files import read_text, write_atomically
+from iree_kernels.core.stat_memo import file_stamp
 
 FILE = ".tool-versions.json"
 FORMAT = 1
@@ -34,14 +35,9 @@ def stamp(program: str) -> list | None:
                 return None
         folder = Path(real).parent
         files = [Path(real), *sorted(p for p in folder.glob("lib*.so*") if p.is_file())]
-        return [[str(p), *_file_stamp(p)] for p in files]
+        return [[str(p), *file_stamp(p)] for p in files]
     except OSError:
         return None
-
-
-def _file_stamp(path: Path) -> list[int]:
-    s = path.stat()
-    return [s.st_size, s.st_mtime_ns, s.st_ctime_ns, s.st_ino]
 
 
 class VersionRecord:

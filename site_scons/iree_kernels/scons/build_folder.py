@@ -14,6 +14,7 @@ import SCons.Script
 
 from iree_kernels.core import toolchains
 from iree_kernels.core.files import remove_leftovers
+from iree_kernels.core.stat_memo import FILE as MEMO_FILE, StatMemo, computed_each_time
 from iree_kernels.core.tool_versions import FILE as VERSIONS_FILE, VersionRecord
 from iree_kernels.scons.lock import (MARKER, claim_build_folder, lock_build_folder,
                                      written_by_a_build)
@@ -28,14 +29,21 @@ def lock(env, build) -> None:
         # --question builds nothing, so it records nothing (SCons writes .sconsign after it
         # as after a build; -n does not): a read-only checkout answers it.
         SCons.SConsign.write = lambda: None
+    env["IREE_FILE_MEMO"] = computed_each_time()
     if looking and not build.exists() or SCons.Script.GetOption("help"):
         return
     claim_build_folder(build.abspath, env["BUILD_DIR"], write=not looking)
     lock_build_folder(build.abspath, toolchains.seconds(env["LOCK_WAIT"]) or 0,
                       shared=looking)
     toolchains.keep_versions(VersionRecord(Path(build.abspath, VERSIONS_FILE), not looking))
+    env["IREE_FILE_MEMO"] = StatMemo(Path(build.abspath, MEMO_FILE), not looking)
     if not looking:
         remove_leftovers(build.abspath)
+
+
+def file_memo(env) -> StatMemo:
+    """What the build keeps of values computed from files (``lock`` made it)."""
+    return env.get("IREE_FILE_MEMO") or computed_each_time()
 
 
 def declare_clean(env, build, root: Path) -> None:

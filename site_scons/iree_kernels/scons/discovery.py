@@ -9,7 +9,8 @@ digest taken over everything that decides them (the model's bytes, the
 flags and the files they name, iree-compile's version, the source of the
 facts' reader; for a model the build imports, ``.onnx`` or ``.pt2``, its
 importer's packages). A build that finds
-the file reads it: a no-op or a kernel edit runs nothing here. An imported
+the file reads it: a no-op or a kernel edit runs nothing here (nor hashes the model again
+while its stat stays the same: ``core.stat_memo``). An imported
 model is imported here too, with the import step's own command, into a scratch
 folder: a clean build imports it twice. Not for the expansion itself
 (``project.families``).
@@ -25,10 +26,12 @@ from pathlib import Path
 from iree_kernels.core import processes, toolchains
 from iree_kernels.core.errors import UserError
 from iree_kernels.core.files import read_text, scratch_folder, write_atomically
+from iree_kernels.core.stat_memo import StatMemo
 from iree_kernels.ir import contractions, dispatch_body, epilogues, executables, gemm_facts
 from iree_kernels.ir.executables import read_executables
 from iree_kernels.ir.program_text import executables_only
 from iree_kernels.project import families, option_files
+from iree_kernels.scons.build_folder import file_memo
 from iree_kernels.scons.spawn import timeouts
 
 FOLDER = ".families"
@@ -47,19 +50,7 @@ def executables_of(env, model, flags: list[str], build) -> dict[str, families.Fo
     limits = timeouts(env)
     versions = [toolchains.version(compiler, timeouts=limits),
                 *(str(d.read()) for d in node.depends if imported and hasattr(d, "read"))]
-    stats = Path(build.abspath) / FOLDER / "stat.json"
-    try:
-        known = json.loads(read_text(stats))
-        known = known if isinstance(known, dict) else {}
-    except (OSError, ValueError):
-        known = {}
-    before = dict(known)
-    digest = _digest(root, source, flags, "\0".join(versions), known)
-    if known != before:
-        try:
-            write_atomically(stats, json.dumps(known, sort_keys=True))
-        except OSError:             # a read-only checkout: taken again next time
-            pass
+    digest = _digest(root, source, flags, "\0".join(versions), file_memo(env))
     cache = Path(build.abspath) / FOLDER / f"{digest}.json"
     try:
         return families.loads(json.loads(read_text(cache)))
@@ -106,13 +97,13 @@ def _imported(env, node, work: Path, model) -> Path:
     return out
 
 
-def _digest(root: Path, source: Path, flags: list[str], version: str, known: dict) -> str:
+def _digest(root: Path, source: Path, flags: list[str], version: str, memo: StatMemo) -> str:
     h = hashlib.sha256(f"{families.FORMAT}\0{version}\0{_reader()}\0".encode())
     h.update(json.dumps(flags).encode())
     for path, _ in option_files.files_named(flags):
         named = Path(path) if Path(path).is_absolute() else root / path
-        h.update(_file_digest(named, known).encode() if named.is_file() else b"-")
-    h.update(_file_digest(source, known).encode())
+        h.update(memo.value("sha256", named, _sha256).encode() if named.is_file() else b"-")
+    h.update(memo.value("sha256", source, _sha256).encode())
     return h.hexdigest()
 
 
@@ -126,20 +117,13 @@ def _reader() -> str:
     return h.hexdigest()
 
 
-def _file_digest(path: Path, known: dict) -> str:
-    """The file's SHA-256; taken again only where its size, times or inode changed since
-    (``known``: by path, as the folder's stat record keeps them), as a no-op must not read a
-    model of gigabytes."""
-    stat = path.stat()
-    key = [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino]
-    seen = known.get(str(path))
-    if isinstance(seen, list) and seen[:4] == key and isinstance(seen[4], str):
-        return seen[4]
+def _sha256(path: Path) -> str:
+    """The file's SHA-256, read in chunks (the memo keeps it: a no-op must not read a model of
+    gigabytes)."""
     h = hashlib.sha256()
     with open(path, "rb") as f:
         while chunk := f.read(1 << 20):
             h.update(chunk)
-    known[str(path)] = [*key, h.hexdigest()]
     return h.hexdigest()
 
 

@@ -17,7 +17,8 @@ MARKER = ".iree-kernels-build"
 _MARKER_TEXT = ("This folder is written by the iree-kernels build (BUILD_DIR); 'scons -c' "
                 "removes what the build wrote in it.\n")
 # The names a build writes at the top of its folder (targets' folders: llvm-cpu, cuda-sm_80, ...).
-_WRITTEN = re.compile(r"^(\.scons-lock|\.sconsign\.\w+|\.tool-versions\.json|\.missing-tools|"
+_WRITTEN = re.compile(r"^(\.scons-lock|\.sconsign\.\w+|\.tool-versions\.json|\.file-memo\.json|"
+                      r"\.missing-tools|"
                       r"\.tmp-\d+-.*|"
                       r"llvm-cpu|vulkan|cuda(-[A-Za-z0-9_]+)?|hip(-[A-Za-z0-9_]+)?|kernels|"
                       r"models|release|bench|codegen-cache|remote-cache|\.families|"

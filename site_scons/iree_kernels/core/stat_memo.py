@@ -1,0 +1,73 @@
+"""Values computed from a file, kept while the file stays as it was (size, times, inode).
+
+A build that changes nothing must not read a model of gigabytes to hash it again, nor import
+a package and parse a model to list the files it names. ``StatMemo`` keeps, by file and by
+what was computed from it, the file's stamp with the value, in one JSON file, and computes
+a value again only where the stamp differs. A dry run reads the record and writes nothing.
+Not for: what a step builds (SCons's signatures), programs' versions (``tool_versions``).
+"""
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any, Callable
+
+from iree_kernels.core.files import read_text, write_atomically
+
+FILE = ".file-memo.json"
+FORMAT = 1
+RECORD_LIMIT = 64 * 1024 * 1024       # bytes: a few hundred bytes a file
+
+
+def file_stamp(path: str | os.PathLike) -> list[int]:
+    """What changes when the file at ``path`` is written or replaced."""
+    s = os.stat(path)
+    return [s.st_size, s.st_mtime_ns, s.st_ctime_ns, s.st_ino]
+
+
+class StatMemo:
+    """The values kept in ``path``; ``writable`` False: read, never written (a dry run)."""
+
+    def __init__(self, path: str | os.PathLike, writable: bool) -> None:
+        self.path, self.writable = Path(path), writable
+        self._entries = self._read()
+        self._lock = threading.Lock()
+
+    def _read(self) -> dict:
+        """What the file holds; nothing where it is not a record a build wrote (a FIFO, a link
+        to /dev/zero, JSON nested too deep): it is then written anew."""
+        try:
+            data = json.loads(read_text(self.path, limit=RECORD_LIMIT))
+        except (OSError, ValueError, RecursionError):
+            return {}
+        if not isinstance(data, dict) or data.get("format") != FORMAT or \
+                not isinstance(data.get("values"), dict):
+            return {}
+        return data["values"]
+
+    def value(self, what: str, path: str | os.PathLike, compute: Callable[[Path], Any]) -> Any:
+        """``compute(path)`` (a JSON value), or what it gave for ``what`` while the file was as
+        it is now."""
+        path = Path(path)
+        stamp = file_stamp(path)
+        key = f"{what} {path}"
+        entry = self._entries.get(key)
+        if isinstance(entry, dict) and entry.get("stamp") == stamp and "value" in entry:
+            return entry["value"]
+        value = compute(path)
+        if self.writable:
+            with self._lock:
+                self._entries[key] = {"stamp": stamp, "value": value}
+                try:
+                    write_atomically(self.path, json.dumps(
+                        {"format": FORMAT, "values": self._entries}, sort_keys=True))
+                except OSError:             # a read-only checkout: computed again next time
+                    pass
+        return value
+
+
+def computed_each_time() -> StatMemo:
+    """A memo that keeps nothing (where no build folder is claimed: -h, a look at none)."""
+    return StatMemo(os.devnull, writable=False)
