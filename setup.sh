@@ -41,6 +41,9 @@ if [[ $want != "$(cat "$oldest/.requirements.sha256" 2>/dev/null || true)" ]]; t
   echo "$want" > "$oldest/.requirements.sha256"
 fi
 
+# The library's bytecode, once: where PYTHONDONTWRITEBYTECODE is set (as on many CI machines)
+# each scons start would otherwise compile the library again (0.08 s of a no-op).
+[[ -d site_scons/iree_kernels/__pycache__ ]] || "$venv/bin/python" -m compileall -q site_scons >/dev/null
 export PATH=$venv/bin:$PATH VIRTUAL_ENV=$venv
 (($#)) || exit 0
 exec "$@"
