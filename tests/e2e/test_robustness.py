@@ -15,6 +15,7 @@ import pytest
 from conftest import REPO, run_module
 from harness import scons_argv
 from iree_kernels.core import toolchains
+from iree_kernels.core.stat_memo import FILE as MEMO_FILE
 
 TARGETS = "IREE_TARGETS=llvm-cpu,vulkan" + (",cuda" if toolchains.nvcc() else "")
 
@@ -57,12 +58,13 @@ def outputs(project) -> dict[str, str]:
 
     A SIGKILL leaves what the killed build was writing aside (``.tmp-<pid>-*``
     files and folders); the next build removes them, so none is counted out.
-    SCons's records (``.sconsign.dblite``) are not outputs: they hold times.
+    SCons's records (``.sconsign.dblite``) and the build's memo of what it read from files
+    (``.file-memo.json``) are not outputs: they hold times.
     """
     build = project.root / "build"
     return {p.relative_to(build).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(build.rglob("*"))
-            if p.is_file() and not p.name.startswith(".sconsign")}
+            if p.is_file() and not p.name.startswith((".sconsign", MEMO_FILE))}
 
 
 @pytest.fixture(scope="module")
