@@ -39,6 +39,7 @@ upgrading either imports again; the release's lock record names them
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
@@ -69,10 +70,18 @@ def scan_external_data(node, env, path) -> list:
     the model stays as it was (a no-op neither imports onnx nor parses the model)."""
     if not node.exists():
         return []
+
     def named(model: Path) -> list[str]:
         return external_data(model, str(node))
+
+    folder = os.path.dirname(node.abspath) + os.sep
+
+    def beside(value) -> bool:        # what external_data returns: paths in the model's folder
+        return isinstance(value, list) and all(
+            isinstance(p, str) and p.startswith(folder) and ".." not in p.split(os.sep)
+            and "$" not in p and p.isprintable() for p in value)
     try:
-        found = file_memo(env).value("onnx-external-data", node.abspath, named)
+        found = file_memo(env).value("onnx-external-data", node.abspath, named, beside)
         if any(not_regular(f) for f in found):      # gone since: named(...) says how
             found = named(Path(node.abspath))
     except UserError as e:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 
 import numpy as np
@@ -235,3 +236,19 @@ def test_a_no_op_reads_no_onnx_model_and_a_lost_data_file_is_still_named(project
     lost = project.scons(expect_ok=False)
     assert f"[{IMPORTED}] models/net.onnx: tensor 'w' stores its data in 'w.bin', which is not " \
            "found" in lost.output, lost.output
+
+
+def test_a_memo_naming_files_outside_the_models_folder_is_not_taken(project):
+    """The build folder's memo is the build's record, not an input: a value edited to name
+    another file is computed again (the import's dependencies stay the model's own)."""
+    write_external(project)
+    project.write("kernels/demo.toml", MANIFEST)
+    project.scons()
+    memo = project.root / "build/.file-memo.json"
+    kept = json.loads(memo.read_text())
+    (entry,) = [v for k, v in kept["values"].items() if k.startswith("onnx-external-data ")]
+    assert entry["value"] == [str(project.root / "models/w.bin")]
+    entry["value"] = ["/etc/passwd"]
+    memo.write_text(json.dumps(kept))
+    assert project.scons().steps == []
+    assert json.loads(memo.read_text()) != kept

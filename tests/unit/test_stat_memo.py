@@ -7,6 +7,10 @@ import os
 from iree_kernels.core.stat_memo import StatMemo
 
 
+def ANY(value) -> bool:
+    return True
+
+
 class Counting:
     def __init__(self) -> None:
         self.calls = 0
@@ -20,8 +24,8 @@ def test_a_value_is_computed_once_while_the_file_stays_as_it_was(tmp_path):
     model, record = tmp_path / "model.onnx", tmp_path / "memo.json"
     model.write_text("one")
     compute = Counting()
-    assert StatMemo(record, True).value("names", model, compute) == ["one"]
-    assert StatMemo(record, True).value("names", model, compute) == ["one"]   # another run
+    assert StatMemo(record, True).value("names", model, compute, ANY) == ["one"]
+    assert StatMemo(record, True).value("names", model, compute, ANY) == ["one"]   # another run
     assert compute.calls == 1
 
 
@@ -30,10 +34,10 @@ def test_a_file_written_again_or_another_value_of_it_is_computed_again(tmp_path)
     model.write_text("one")
     compute = Counting()
     memo = StatMemo(record, True)
-    memo.value("names", model, compute)
+    memo.value("names", model, compute, ANY)
     model.write_text("two!")
-    assert StatMemo(record, True).value("names", model, compute) == ["two!"]
-    assert StatMemo(record, True).value("digest", model, compute) == ["two!"]
+    assert StatMemo(record, True).value("names", model, compute, ANY) == ["two!"]
+    assert StatMemo(record, True).value("digest", model, compute, ANY) == ["two!"]
     assert compute.calls == 3
 
 
@@ -41,8 +45,8 @@ def test_a_look_computes_and_writes_nothing(tmp_path):
     model, record = tmp_path / "model.onnx", tmp_path / "memo.json"
     model.write_text("one")
     compute = Counting()
-    StatMemo(record, writable=False).value("names", model, compute)
-    StatMemo(record, writable=False).value("names", model, compute)
+    StatMemo(record, writable=False).value("names", model, compute, ANY)
+    StatMemo(record, writable=False).value("names", model, compute, ANY)
     assert compute.calls == 2 and not record.exists()
 
 
@@ -50,8 +54,21 @@ def test_a_record_the_build_did_not_write_is_written_anew(tmp_path):
     model, record = tmp_path / "model.onnx", tmp_path / "memo.json"
     model.write_text("one")
     record.write_text('{"format": 1, "values": [1, 2]}')
-    assert StatMemo(record, True).value("names", model, Counting()) == ["one"]
+    assert StatMemo(record, True).value("names", model, Counting(), ANY) == ["one"]
     assert list(json.loads(record.read_text())["values"]) == [f"names {model}"]
     fifo = tmp_path / "fifo.json"
     os.mkfifo(fifo)
-    assert StatMemo(fifo, False).value("names", model, Counting()) == ["one"]
+    assert StatMemo(fifo, False).value("names", model, Counting(), ANY) == ["one"]
+
+
+def test_a_kept_value_that_is_not_valid_is_computed_again(tmp_path):
+    model, record = tmp_path / "model.onnx", tmp_path / "memo.json"
+    model.write_text("one")
+    compute = Counting()
+    StatMemo(record, True).value("names", model, compute, ANY)
+    kept = json.loads(record.read_text())
+    kept["values"][f"names {model}"]["value"] = 5          # edited by hand
+    record.write_text(json.dumps(kept))
+    is_list = lambda value: isinstance(value, list)         # noqa: E731
+    assert StatMemo(record, True).value("names", model, compute, is_list) == ["one"]
+    assert compute.calls == 2

@@ -47,14 +47,17 @@ class StatMemo:
             return {}
         return data["values"]
 
-    def value(self, what: str, path: str | os.PathLike, compute: Callable[[Path], Any]) -> Any:
+    def value(self, what: str, path: str | os.PathLike, compute: Callable[[Path], Any],
+              valid: Callable[[Any], bool]) -> Any:
         """``compute(path)`` (a JSON value), or what it gave for ``what`` while the file was as
-        it is now."""
+        it is now; a kept value that is not ``valid`` (a record edited by hand) is computed
+        again."""
         path = Path(path)
         stamp = file_stamp(path)
         key = f"{what} {path}"
         entry = self._entries.get(key)
-        if isinstance(entry, dict) and entry.get("stamp") == stamp and "value" in entry:
+        if isinstance(entry, dict) and entry.get("stamp") == stamp and "value" in entry and \
+                valid(entry["value"]):
             return entry["value"]
         value = compute(path)
         if self.writable:

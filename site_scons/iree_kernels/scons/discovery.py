@@ -102,8 +102,9 @@ def _digest(root: Path, source: Path, flags: list[str], version: str, memo: Stat
     h.update(json.dumps(flags).encode())
     for path, _ in option_files.files_named(flags):
         named = Path(path) if Path(path).is_absolute() else root / path
-        h.update(memo.value("sha256", named, _sha256).encode() if named.is_file() else b"-")
-    h.update(memo.value("sha256", source, _sha256).encode())
+        h.update(memo.value("sha256", named, _sha256, _is_digest).encode()
+                 if named.is_file() else b"-")
+    h.update(memo.value("sha256", source, _sha256, _is_digest).encode())
     return h.hexdigest()
 
 
@@ -115,6 +116,10 @@ def _reader() -> str:
     for module in (contractions, dispatch_body, epilogues, executables, gemm_facts):
         h.update(Path(module.__file__).read_bytes())
     return h.hexdigest()
+
+
+def _is_digest(value) -> bool:
+    return isinstance(value, str) and len(value) == 64
 
 
 def _sha256(path: Path) -> str:
