@@ -297,10 +297,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="iree-kernels-bench-") as work:
         for configuration in configurations:
             runs = collections.defaultdict(list)
-            for _ in range(args.repeat):
-                for row, seconds in measure_once(*configuration, args.jobs, Path(work),
-                                                 kernels).items():
+            for n in range(args.repeat):
+                once = measure_once(*configuration, args.jobs, Path(work), kernels)
+                for row, seconds in once.items():
                     runs[row].append(seconds)
+                if args.repeat > 1:     # each run as it ends: a run cut short still says something
+                    print(f"# run {n + 1}: {_row(configuration, once)}", flush=True)
             print(_row(configuration, {row: statistics.median(v) for row, v in runs.items()}),
                   flush=True)
 
