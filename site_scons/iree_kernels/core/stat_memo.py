@@ -27,25 +27,37 @@ def file_stamp(path: str | os.PathLike) -> list[int]:
     return [s.st_size, s.st_mtime_ns, s.st_ctime_ns, s.st_ino]
 
 
+def read_record(path: Path, format: int, key: str, limit: int) -> dict:
+    """The entries (``key``) of a build's JSON record of ``format``; none where the file is not
+    a record a build wrote (a FIFO, a link to /dev/zero, JSON nested too deep, another shape):
+    it is then written anew."""
+    try:
+        data = json.loads(read_text(path, limit=limit))
+    except (OSError, ValueError, RecursionError):
+        return {}
+    if not isinstance(data, dict) or data.get("format") != format or \
+            not isinstance(data.get(key), dict):
+        return {}
+    return data[key]
+
+
+def write_record(path: Path, format: int, key: str, entries: dict) -> None:
+    """``entries`` written as ``read_record`` reads them; not where the checkout is read-only
+    (taken again next time)."""
+    try:
+        write_atomically(path, json.dumps({"format": format, key: entries}, indent=1,
+                                          sort_keys=True) + "\n")
+    except OSError:
+        pass
+
+
 class StatMemo:
     """The values kept in ``path``; ``writable`` False: read, never written (a dry run)."""
 
     def __init__(self, path: str | os.PathLike, writable: bool) -> None:
         self.path, self.writable = Path(path), writable
-        self._entries = self._read()
+        self._entries = read_record(self.path, FORMAT, "values", RECORD_LIMIT)
         self._lock = threading.Lock()
-
-    def _read(self) -> dict:
-        """What the file holds; nothing where it is not a record a build wrote (a FIFO, a link
-        to /dev/zero, JSON nested too deep): it is then written anew."""
-        try:
-            data = json.loads(read_text(self.path, limit=RECORD_LIMIT))
-        except (OSError, ValueError, RecursionError):
-            return {}
-        if not isinstance(data, dict) or data.get("format") != FORMAT or \
-                not isinstance(data.get("values"), dict):
-            return {}
-        return data["values"]
 
     def value(self, what: str, path: str | os.PathLike, compute: Callable[[Path], Any],
               valid: Callable[[Any], bool]) -> Any:
@@ -63,11 +75,7 @@ class StatMemo:
         if self.writable:
             with self._lock:
                 self._entries[key] = {"stamp": stamp, "value": value}
-                try:
-                    write_atomically(self.path, json.dumps(
-                        {"format": FORMAT, "values": self._entries}, sort_keys=True))
-                except OSError:             # a read-only checkout: computed again next time
-                    pass
+                write_record(self.path, FORMAT, "values", self._entries)
         return value
 
 

@@ -7,14 +7,12 @@ programs (ELF files) are kept: a script's version is what it runs, which can cha
 """
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import threading
 from pathlib import Path
 
-from iree_kernels.core.files import read_text, write_atomically
-from iree_kernels.core.stat_memo import file_stamp
+from iree_kernels.core.stat_memo import file_stamp, read_record, write_record
 
 FILE = ".tool-versions.json"
 FORMAT = 1
@@ -45,20 +43,8 @@ class VersionRecord:
 
     def __init__(self, path: str | os.PathLike, writable: bool) -> None:
         self.path, self.writable = Path(path), writable
-        self._entries = self._read()
+        self._entries = read_record(self.path, FORMAT, "versions", RECORD_LIMIT)
         self._lock = threading.Lock()       # steps on SCons's job threads ask versions too
-
-    def _read(self) -> dict:
-        """What the file holds; nothing where it is not a record this build wrote (a FIFO, a
-        link to /dev/zero, JSON nested too deep): it is then written anew."""
-        try:
-            data = json.loads(read_text(self.path, limit=RECORD_LIMIT))
-        except (OSError, ValueError, RecursionError):
-            return {}
-        if not isinstance(data, dict) or data.get("format") != FORMAT or \
-                not isinstance(data.get("versions"), dict):
-            return {}
-        return data["versions"]
 
     def get(self, program: str, flag: str, current: list | None) -> str | None:
         """The version kept for ``program`` asked with ``flag`` if its stamp is ``current``."""
@@ -73,8 +59,4 @@ class VersionRecord:
             return
         with self._lock:
             self._entries[f"{program} {flag}"] = {"stamp": current, "version": version}
-            try:
-                write_atomically(self.path, json.dumps(
-                    {"format": FORMAT, "versions": self._entries}, indent=1, sort_keys=True) + "\n")
-            except OSError:
-                pass        # not kept: asked again next time
+            write_record(self.path, FORMAT, "versions", self._entries)
