@@ -152,6 +152,12 @@ SETTINGS: tuple[Setting, ...] = (
             "checkouts; default: CACHE_DIR's codegen/ where CACHE_DIR is set (read only with "
             f"CACHE_READONLY, compiling into {_CODEGEN_FOLDER}), else {_CODEGEN_FOLDER}",
             dollar=_PATH),
+    Setting("DASK_SCHEDULER", "Dask scheduler (tcp://host:port, tls://...) whose workers run "
+            "the build's iree-compile steps (environment: IREE_KERNELS_DASK_SCHEDULER; "
+            "docs/remote.md); empty: every step runs here",
+            environment="IREE_KERNELS_DASK_SCHEDULER"),
+    Setting("DASK_REQUIRED", "fail where DASK_SCHEDULER cannot be reached or no worker has "
+            "a step's tool, instead of running the step here", "no", "bool"),
 )
 BY_NAME = {setting.name: setting for setting in SETTINGS}
 

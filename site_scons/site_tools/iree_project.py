@@ -32,7 +32,7 @@ from iree_kernels.scons.dry_run import list_every_step
 from iree_kernels.scons.kernels import kernel_compiler, tool_version
 from iree_kernels.scons.module import (EXECUTABLE_LISTING, EXECUTABLE_OPS, DeclaredKernel,
                                        DeclaredModule, failing, file_name, imply, wanted)
-from iree_kernels.scons import build_folder, discovery, project_settings, relinking
+from iree_kernels.scons import build_folder, discovery, project_settings, relinking, remote
 from iree_kernels.scons.nodes import spec_value
 from iree_kernels.scons.reporting import fail
 from iree_kernels.scons.signatures import trust_settled_signatures
@@ -115,6 +115,7 @@ def _declare_project(env, manifests=None):
     project_settings.check_options(env, project, archs, spawn.option_origins)
     build = env.Dir(f"#{env['BUILD_DIR']}")
     build_folder.lock(env, build)
+    remote.attach(env)
     modules, check_nodes = [], []
     for model in project.models.values():
         model = env.IreeImportedModel(model, build.Dir("models"))   # .onnx, .pt2: reads its import

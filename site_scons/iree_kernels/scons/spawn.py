@@ -17,6 +17,8 @@ import SCons.Errors
 
 from iree_kernels.core import processes, toolchains
 from iree_kernels.core.files import SCRATCH_PREFIX, scratch_name
+from iree_kernels.remote.steps import NotRemote, Outcome
+from iree_kernels.scons import remote
 
 
 
@@ -53,6 +55,9 @@ class WholeFileCommand(SCons.Action.LazyAction):
                       getattr(given, "option_origins", None))
         if type(given) is Spawn and given.timeout is None:   # a step's own SPAWN is left as it is
             env = env.Override({"SPAWN": spawn})
+            if remote.cluster(env) is not None:
+                spawn.remote = functools.partial(_run_remotely, env, target,
+                                                 [str(aside) for aside in partial], spawn.timeout)
         status = SCons.Action.CommandAction.execute(self, partial, source, env)
         if status:
             for node in target:
@@ -68,6 +73,18 @@ class WholeFileCommand(SCons.Action.LazyAction):
                 raise SCons.Errors.BuildError(node=node, exitstatus=2,
                                               errstr=f"the command wrote no {node}")
         return status
+
+
+def _run_remotely(env, target, outputs: list[str], limit, args) -> Outcome | None:
+    """``args`` run on a worker of the build's cluster, writing ``outputs``; None: here."""
+    try:
+        step = remote.step_for(env, args, targets=target, outputs=outputs, limit=limit)
+    except NotRemote:
+        return None
+    outcome = remote.cluster(env).run(step, env.Dir("#").abspath)
+    if outcome is not None:
+        print(remote.said_where(outcome, str(target[0])), flush=True)
+    return outcome
 
 
 class _Aside:
@@ -136,13 +153,14 @@ class Spawn:
         # explain(output) -> one line saying why the tool failed (having kept its
         # output in a file), or '' to print the output as it is.
         self.explain = explain
+        # remote(args) -> the Outcome of args run on a worker, or None to run them here
+        self.remote = None
 
     def __call__(self, sh, escape, cmd, args, env):
         args = [toolchains.real_program(args[0]), *args[1:]]
         name = os.path.basename(args[0])
         try:
-            result = processes.run(args, limit=self.timeout, env=env, stderr=processes.STDOUT,
-                                   keep=KEPT_OUTPUT)
+            result = self._run(args, env)
         except OSError as e:
             print(f"scons: *** cannot run {args[0]}: {e.strerror}")
             return 127
@@ -174,6 +192,15 @@ class Spawn:
         sys.stdout.write(output)
         sys.stdout.flush()
         return status
+
+    def _run(self, args, env) -> processes.Finished:
+        outcome = self.remote(args) if self.remote else None
+        if outcome is None:
+            return processes.run(args, limit=self.timeout, env=env, stderr=processes.STDOUT,
+                                 keep=KEPT_OUTPUT)
+        if outcome.timed_out:
+            raise processes.TimeLimit(self.timeout, outcome.output)
+        return processes.Finished(outcome.returncode, outcome.output, "")
 
     def _option_origin(self, args, output: str) -> str:
         return option_origin(self.option_origins, args, output)

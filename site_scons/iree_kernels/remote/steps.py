@@ -1,0 +1,106 @@
+"""A step as it travels to a worker: a command, the files it reads, the files it writes.
+
+Every path is relative to the project's root, so that a worker runs the command in a folder
+of its own laid out as the project is (nothing shared but the bytes). A command line's
+absolute paths into the project are made relative; a tool is named, not located (the worker
+runs its own, known by the same digest). Whatever else the command line names outside the
+project keeps a step here (``NotRemote`` says what).
+Not for: running a step (``worker``), sending it (``cluster``).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import posixpath
+from dataclasses import dataclass, field
+
+
+class NotRemote(Exception):
+    """A step that runs here: the reason, one line."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """A command to run in a folder laid out as the project.
+
+    ``tool``/``identity``: the program's name and the digest it must have (``toolchain``);
+    ``arguments``: argv after the program; ``inputs``: relative path -> SHA-256 of each file
+    read; ``outputs``: the files it must write; ``output_folders``: where each file it writes
+    is taken back (an output's own folder, and folders such as a dump's); ``limit``: seconds.
+    """
+    tool: str
+    identity: str
+    arguments: tuple[str, ...]
+    inputs: tuple[tuple[str, str], ...]
+    outputs: tuple[str, ...]
+    output_folders: tuple[str, ...]
+    limit: float | None
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        for path in (*(p for p, _ in self.inputs), *self.outputs, *self.output_folders):
+            checked_path(path)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a step left: its exit status, what it printed, the files it wrote in its output
+    folders (relative path -> bytes, with their SHA-256 in ``digests``), where it ran."""
+    returncode: int
+    output: str
+    files: dict[str, bytes] = field(default_factory=dict)
+    digests: dict[str, str] = field(default_factory=dict)
+    worker: str = ""
+    seconds: float = 0.0
+    timed_out: bool = False
+
+
+def digest(content: bytes) -> str:
+    return hashlib.sha256(content).hexdigest()
+
+
+def checked_path(path: str) -> str:
+    """``path`` if it is relative, normal and inside the folder it is relative to."""
+    if not path or path.startswith("/") or "\\" in path or "\0" in path:
+        raise ValueError(f"not a relative path: {path!r}")
+    if posixpath.normpath(path) != path or path == "." or path.split("/")[0] == "..":
+        raise ValueError(f"not a normal path inside the project: {path!r}")
+    return path
+
+
+def relative_to(root: str, path: str) -> str | None:
+    """``path`` (absolute, or relative to ``root``) relative to ``root``; None outside it."""
+    absolute = os.path.normpath(os.path.join(root, path))
+    relative = os.path.relpath(absolute, root)
+    if relative == "." or relative.split(os.sep)[0] == "..":
+        return None
+    return relative.replace(os.sep, "/")
+
+
+def relative_arguments(arguments: list[str], root: str) -> tuple[str, ...]:
+    """``arguments`` with the project's absolute paths made relative to its root.
+
+    An argument naming an absolute path elsewhere (``/x``, ``-o/x``, ``--flag=/x``, ``@/x``)
+    cannot run in a worker's folder: NotRemote.
+    """
+    prefix = root.rstrip("/") + "/"
+    shown = []
+    for argument in arguments:
+        argument = argument.replace(prefix, "")
+        head, value = _split_path(argument)
+        if value.startswith("/"):
+            raise NotRemote(f"its command line names {value}, outside the project")
+        shown.append(head + value)
+    return tuple(shown)
+
+
+def _split_path(argument: str) -> tuple[str, str]:
+    """An argument as an option and the path it may hold: ``--x=``/``@``/``-o`` and the rest."""
+    if argument.startswith("@"):
+        return "@", argument[1:]
+    if argument.startswith("-") and "=" in argument:
+        option, _, value = argument.partition("=")
+        return option + "=", value
+    if argument.startswith("-") and not argument.startswith("--") and argument[2:3] == "/":
+        return argument[:2], argument[2:]       # -I/path, -o/path
+    return "", argument

@@ -1,0 +1,88 @@
+"""The build's steps on a Dask cluster (DASK_SCHEDULER): which go, and as what.
+
+``attach`` gives the environment its ``Cluster`` where DASK_SCHEDULER is set and the build
+runs its steps (not -n, --question, -h, -c); ``step_for`` makes the ``Step`` of a command
+whose targets SCons has scanned: its inputs are every file those targets depend on (a
+dependency the graph misses fails on the worker as it would in a clean checkout), its
+outputs the files the command writes. A step whose tool is not one of REMOTE_TOOLS, or that
+reads a file outside the project that is not part of a toolchain, stays here.
+Not for: sending or running steps (``iree_kernels.remote``).
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+import SCons.Node.FS
+import SCons.Script
+
+from iree_kernels.core import toolchains
+from iree_kernels.remote.cluster import Cluster
+from iree_kernels.remote.steps import NotRemote, Step, relative_arguments, relative_to
+from iree_kernels.remote.toolchain import REMOTE_TOOLS, identity
+from iree_kernels.scons.build_folder import file_memo
+
+# Files outside the project a step may read: the tools' own (the worker has its own copy,
+# the same bytes where the tool's identity is the same).
+TOOLCHAIN_ROOTS = tuple({os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix),
+                         "/usr", "/opt", "/etc/alternatives"})
+
+
+def attach(env) -> None:
+    address = env.get("DASK_SCHEDULER", "")
+    idle = any(SCons.Script.GetOption(o) for o in ("no_exec", "question", "help", "clean"))
+    env["IREE_DASK_CLUSTER"] = None if not address or idle else \
+        Cluster(address, required=bool(env["DASK_REQUIRED"]), say=_say)
+
+
+def cluster(env) -> Cluster | None:
+    return env.get("IREE_DASK_CLUSTER")
+
+
+def step_for(env, argv: list[str], *, targets, outputs: list[str], output_folders=(),
+             limit: float | None, also_read=()) -> Step:
+    """The Step running ``argv`` for ``targets`` (SCons nodes, scanned), writing ``outputs``
+    (paths relative to the root) and the files in ``output_folders``; ``also_read``: files
+    the step's own action wrote before it. NotRemote where it stays here."""
+    program = toolchains.real_program(argv[0])
+    tool = os.path.basename(program)
+    if tool not in REMOTE_TOOLS:
+        raise NotRemote(f"{tool} runs here")
+    root = env.Dir("#").abspath
+    memo = file_memo(env)
+    cluster_ = cluster(env)
+    inputs = {}
+    for node in [*_read_by(targets), *also_read]:
+        path = node.get_abspath() if hasattr(node, "get_abspath") else os.fspath(node)
+        relative = relative_to(root, path)
+        if relative is None:
+            if not os.path.realpath(path).startswith(TOOLCHAIN_ROOTS):
+                raise NotRemote(f"it reads {path}, outside the project")
+            continue
+        inputs[relative] = cluster_.input_digest(relative, root)
+    own = memo.value("tool identity", os.path.realpath(program), lambda p: identity(str(p)),
+                     lambda v: isinstance(v, str) and len(v) == 64)
+    label = str(targets[0]) if targets else ""
+    return Step(tool, own, relative_arguments(list(argv[1:]), root), tuple(sorted(inputs.items())),
+                tuple(outputs), tuple(output_folders), limit, label)
+
+
+def _read_by(targets) -> list:
+    """The files ``targets`` depend on (sources, scanned and declared dependencies) that exist."""
+    seen, files = set(), []
+    for target in targets:
+        for child in target.children():
+            if isinstance(child, SCons.Node.FS.File) and child not in seen \
+                    and os.path.isfile(child.get_abspath()):
+                seen.add(child)
+                files.append(child)
+    return files
+
+
+def said_where(outcome, label: str) -> str:
+    """The line after a step that ran on a worker."""
+    return f"         {label} ran on {outcome.worker} in {outcome.seconds:.2f} s"
+
+
+def _say(line: str) -> None:
+    print(line, flush=True)
