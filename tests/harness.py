@@ -196,3 +196,72 @@ def scons(root: Path, *args: str, site_dir: Path | None = SITE_DIR, program=(SCO
     return run(scons_argv(*args, site_dir=site_dir, program=program), root,
                env={"PYTHONDONTWRITEBYTECODE": None, "PYTHONPYCACHEPREFIX": PYCACHE, **(env or {})},
                timeout=timeout)
+
+
+class LoopbackCluster:
+    """A Dask scheduler and workers on this machine, each a process of its own sharing nothing
+    but the network (``python -m iree_kernels scheduler|worker``), for builds with
+    DASK_SCHEDULER=``address``. ``workers``: name -> extra worker arguments; each worker's
+    scratch folder is ``folder/<name>``. Used as a context manager; ``kill(name)`` ends a
+    worker with SIGKILL."""
+
+    def __init__(self, folder: Path, workers: dict[str, list[str]], start_timeout: float = 60):
+        self.folder, self.names = folder, list(workers)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        environ = {**os.environ, "PYTHONPATH": str(SITE_DIR), "PYTHONPYCACHEPREFIX": str(PYCACHE)}
+        python = [sys.executable, "-m", "iree_kernels"]
+        self.processes = {}
+        log = open(folder / "scheduler.log", "w")
+        self.processes["scheduler"] = subprocess.Popen(
+            [*python, "scheduler", "--port", "0"], stdout=subprocess.PIPE, stderr=log, text=True,
+            env=environ, start_new_session=True)
+        line = self.processes["scheduler"].stdout.readline()
+        if not line.startswith("scheduler at "):
+            self.close()
+            raise RuntimeError(f"the scheduler did not start: {line!r}, "
+                               f"{(folder / 'scheduler.log').read_text()[-2000:]}")
+        self.address = line.split()[-1]
+        for name, extra in workers.items():
+            out = open(folder / f"{name}.log", "w")
+            self.processes[name] = subprocess.Popen(
+                [*python, "worker", self.address, "--name", name, "--scratch",
+                 str(self.scratch(name)), *extra],
+                stdout=out, stderr=subprocess.STDOUT, env=environ, start_new_session=True)
+        deadline = time.monotonic() + start_timeout
+        while not all(f"worker {n} at" in self.log(n) for n in workers):
+            if time.monotonic() > deadline:
+                self.close()
+                raise RuntimeError("workers did not start: " + " | ".join(
+                    self.log(n)[-1000:] for n in workers))
+            time.sleep(0.1)
+
+    def scratch(self, name: str) -> Path:
+        return self.folder / name
+
+    def log(self, name: str) -> str:
+        path = self.folder / f"{name}.log"
+        return path.read_text(errors="replace") if path.exists() else ""
+
+    def steps_run(self, name: str) -> list[str]:
+        """The steps worker ``name`` finished (the paths of their first targets)."""
+        return re.findall(r"^ran (\S+) in ", self.log(name), re.MULTILINE)
+
+    def running(self, name: str) -> bool:
+        """Whether worker ``name`` is running a step now (its step's folder exists)."""
+        steps = self.scratch(name) / "steps"
+        return steps.is_dir() and any(steps.iterdir())
+
+    def kill(self, name: str) -> None:
+        _kill_group(self.processes[name])
+
+    def close(self) -> None:
+        for process in self.processes.values():
+            if process.poll() is None:
+                _kill_group(process)
+                process.wait()
+
+    def __enter__(self) -> "LoopbackCluster":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

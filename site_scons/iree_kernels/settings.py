@@ -156,6 +156,8 @@ SETTINGS: tuple[Setting, ...] = (
             "the build's iree-compile steps (environment: IREE_KERNELS_DASK_SCHEDULER; "
             "docs/remote.md); empty: every step runs here",
             environment="IREE_KERNELS_DASK_SCHEDULER"),
+    Setting("DASK_CONNECT_TIMEOUT", **_seconds("to reach DASK_SCHEDULER before the steps run "
+                                               "here", "10", limit=False)),
     Setting("DASK_REQUIRED", "fail where DASK_SCHEDULER cannot be reached or no worker has "
             "a step's tool, instead of running the step here", "no", "bool"),
 )

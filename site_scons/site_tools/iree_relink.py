@@ -75,6 +75,7 @@ from iree_kernels.core.errors import UserError
 from iree_kernels.core.files import put_in_place, remove_quietly, reserve_beside, scratch_folder, write_atomically
 from iree_kernels.ir.program_text import (NotSplittable, executable_alone, executables_from_dumps,
                                        executables_only, open_program, resource_lines)
+from iree_kernels.scons import remote
 from iree_kernels.scons.nodes import read_spec
 from iree_kernels.scons.reporting import reporting_user_errors
 from iree_kernels.scons.spawn import option_origin, timeouts
@@ -94,12 +95,16 @@ def compile_unlinked(target, source, env):
             import_bindings_aside()         # for the listing of what this run dumps
             with scratch_folder(Path(module).parent, "sources") as dumps:
                 _run_compile(env, [str(model), *flags, f"--iree-hal-dump-executable-sources-to={dumps}",
-                                   "-o", output], [model, options], spec["module"])
+                                   "-o", output], [model, options], spec["module"],
+                             step=dict(targets=target[:1], outputs=[output], output_folders=[dumps]))
                 ops = _executables_dumped(env, [model, options], flags, Path(dumps), spec["module"])
             write_atomically(target[1].abspath, ops)
         else:
-            _run_compile(env, [str(model), *flags, *_placeholders(spec, source[3:], target[1:]),
-                               "-o", output], [model, options], spec["module"])
+            placeholders = _placeholders(spec, source[3:], target[1:])
+            _run_compile(env, [str(model), *flags, *placeholders, "-o", output],
+                         [model, options], spec["module"],
+                         step=dict(targets=target[:1], outputs=[output],
+                                   also_read=[p.abspath for p in target[1:]]))
         put_in_place(output, module)
     finally:
         remove_quietly(output)
@@ -160,12 +165,13 @@ def _text(node) -> str:
         raise NotSplittable("not text") from None
 
 
-def _run_compile(env, arguments: list[str], sources: list, module: str) -> None:
+def _run_compile(env, arguments: list[str], sources: list, module: str, step=None) -> None:
     """iree-compile with ``arguments``; a failure explained as ``module``'s compile from
-    ``sources`` (the program, then its flag files) explains it (``iree_compile``)."""
+    ``sources`` (the program, then its flag files) explains it (``iree_compile``). ``step``:
+    what the run reads and writes, where it may run on a worker (``remote.run_tool``)."""
     try:
-        toolchains.run([env.subst("$IREE_COMPILE"), *arguments], doing=f"compile {module}",
-                       timeouts=timeouts(env))
+        remote.run_tool(env, [env.subst("$IREE_COMPILE"), *arguments], doing=f"compile {module}",
+                        timeouts=timeouts(env), **(step or {}))
     except toolchains.ToolFailed as e:
         if e.signal_number is not None:
             raise                           # a crash says so itself

@@ -301,13 +301,26 @@ def run(argv: list[str], *, file: str | None = None, doing: str = "",
                         file=file) from None
     except OSError as e:
         raise UserError(f"cannot run {argv[0]}{what}: {e.strerror}", file=file) from None
-    output = (result.stdout + result.stderr).strip()
+    return checked(argv, result, file=file, doing=doing)
+
+
+def checked(argv: list[str], result: processes.Finished, *, file: str | None = None,
+            doing: str = "") -> str:
+    """``result``'s standard output, or the ToolFailed of a tool ``run`` ran (``argv``) that
+    crashed, failed, or printed ``error:`` with exit status 0."""
+    name = Path(argv[0]).name
+    what = f" to {doing}" if doing else ""
+    output = (_text_of(result.stdout) + _text_of(result.stderr)).strip()
     if result.returncode < 0:
         raise ToolFailed(crash_message(name, -result.returncode, argv) + what, output,
                          -result.returncode, file=file)
-    if result.returncode != 0 or printed_error(result.stdout + result.stderr):
+    if result.returncode != 0 or printed_error(output):
         raise ToolFailed(f"{name} failed{what}", output, file=file)
     return result.stdout
+
+
+def _text_of(part) -> str:
+    return part if isinstance(part, str) else ""
 
 
 def missing_message(name: str) -> str:

@@ -30,10 +30,12 @@ RESULT_MARGIN = 60          # seconds past a step's own limit to wait for its re
 
 class Cluster:
     """The scheduler at ``address``; ``required``: a step that cannot go fails the build;
-    ``say``: prints one line (a warning, a step's worker)."""
+    ``say``: prints one line (a warning); ``connect_timeout``: seconds to reach it."""
 
-    def __init__(self, address: str, *, required: bool, say: Callable[[str], None]) -> None:
+    def __init__(self, address: str, *, required: bool, say: Callable[[str], None],
+                 connect_timeout: float | None = CONNECT_TIMEOUT) -> None:
         self.address, self.required, self.say = address, required, say
+        self.connect_timeout = connect_timeout or CONNECT_TIMEOUT
         self._client = None
         self._unreachable = False
         self._lock = threading.Lock()
@@ -92,7 +94,7 @@ class Cluster:
                 return self._client
             try:
                 from distributed import Client      # deferred: 0.5 s, only where a step goes
-                self._client = Client(self.address, timeout=CONNECT_TIMEOUT,
+                self._client = Client(self.address, timeout=self.connect_timeout,
                                       set_as_default=False, direct_to_workers=True)
             except (OSError, TimeoutError, ValueError) as e:
                 message = (f"DASK_SCHEDULER={self.address}: cannot reach the scheduler "

@@ -81,7 +81,10 @@ def run_step(step: Step, blobs: dict[str, bytes]) -> Outcome:
     """Run ``step`` on this worker with its inputs' bytes (digest -> bytes)."""
     from distributed import get_worker      # deferred: the build imports this module too
     worker = get_worker()
-    return run_here(worker.plugins[PLUGIN].state, step, blobs, worker.name)
+    print(f"running {step.label}", flush=True)
+    outcome = run_here(worker.plugins[PLUGIN].state, step, blobs, worker.name)
+    print(f"ran {step.label} in {outcome.seconds:.2f} s, exit {outcome.returncode}", flush=True)
+    return outcome
 
 
 def run_here(state: WorkerState, step: Step, blobs: dict[str, bytes], name: str) -> Outcome:

@@ -16,7 +16,8 @@ import sys
 import SCons.Node.FS
 import SCons.Script
 
-from iree_kernels.core import toolchains
+from iree_kernels.core import processes, toolchains
+from iree_kernels.core.errors import UserError
 from iree_kernels.remote.cluster import Cluster
 from iree_kernels.remote.steps import NotRemote, Step, relative_arguments, relative_to
 from iree_kernels.remote.toolchain import REMOTE_TOOLS, identity
@@ -32,7 +33,8 @@ def attach(env) -> None:
     address = env.get("DASK_SCHEDULER", "")
     idle = any(SCons.Script.GetOption(o) for o in ("no_exec", "question", "help", "clean"))
     env["IREE_DASK_CLUSTER"] = None if not address or idle else \
-        Cluster(address, required=bool(env["DASK_REQUIRED"]), say=_say)
+        Cluster(address, required=bool(env["DASK_REQUIRED"]), say=_say,
+                connect_timeout=toolchains.seconds(env["DASK_CONNECT_TIMEOUT"]) or None)
 
 
 def cluster(env) -> Cluster | None:
@@ -53,7 +55,7 @@ def step_for(env, argv: list[str], *, targets, outputs: list[str], output_folder
     cluster_ = cluster(env)
     inputs = {}
     for node in [*_read_by(targets), *also_read]:
-        path = node.get_abspath() if hasattr(node, "get_abspath") else os.fspath(node)
+        path = node.get_abspath() if hasattr(node, "get_abspath") else os.path.join(root, node)
         relative = relative_to(root, path)
         if relative is None:
             if not os.path.realpath(path).startswith(TOOLCHAIN_ROOTS):
@@ -86,3 +88,40 @@ def said_where(outcome, label: str) -> str:
 
 def _say(line: str) -> None:
     print(line, flush=True)
+
+
+def run_tool(env, argv: list[str], *, timeouts, targets=None, outputs=(), output_folders=(),
+             also_read=(), doing: str = "", file: str | None = None) -> str:
+    """``toolchains.run(argv)`` for a step's action: on a worker where the build has a cluster
+    and the step can go (``step_for``: ``targets``' dependencies and ``also_read`` are its
+    inputs; ``outputs`` and ``output_folders``, absolute or relative to the root, what it
+    writes), here otherwise."""
+    found = cluster(env)
+    if found is not None and targets:
+        root = env.Dir("#").abspath
+        program = toolchains.real_program(argv[0])
+        try:
+            step = step_for(env, argv, targets=targets,
+                            outputs=[_relative(root, p) for p in outputs],
+                            output_folders=[_relative(root, p) for p in output_folders],
+                            limit=timeouts.for_program(program),
+                            also_read=[_relative(root, p) for p in also_read])
+        except NotRemote:
+            step = None
+        outcome = found.run(step, root) if step else None
+        if outcome is not None:
+            _say(said_where(outcome, str(targets[0])))
+            if outcome.timed_out:
+                raise UserError(toolchains.timeout_message(os.path.basename(program),
+                                                           step.limit) + f" ({doing})", file=file)
+            return toolchains.checked([program, *argv[1:]],
+                                      processes.Finished(outcome.returncode, outcome.output, ""),
+                                      file=file, doing=doing)
+    return toolchains.run(argv, file=file, doing=doing, timeouts=timeouts)
+
+
+def _relative(root: str, path) -> str:
+    relative = relative_to(root, os.fspath(path))
+    if relative is None:
+        raise NotRemote(f"it writes {path}, outside the project")
+    return relative

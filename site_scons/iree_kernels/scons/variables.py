@@ -69,10 +69,11 @@ def read_variables(env) -> Variables:
     if os.path.isabs(manifests) or ".." in Path(manifests).parts or not manifests:
         fail(f"MANIFESTS={manifests}: a glob of files inside the repository, relative to its "
              "root (e.g. kernels/**/*.toml)")
-    try:
-        toolchains.seconds(env["LOCK_WAIT"])
-    except ValueError:
-        fail(f"LOCK_WAIT={env['LOCK_WAIT']}: expected a number of seconds")
+    for name in ("LOCK_WAIT", "DASK_CONNECT_TIMEOUT"):
+        try:
+            toolchains.seconds(env[name])
+        except ValueError:
+            fail(f"{name}={env[name]}: expected a number of seconds")
     return variables
 
 

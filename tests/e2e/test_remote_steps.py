@@ -1,0 +1,171 @@
+"""End to end: a build's iree-compile steps on a loopback Dask cluster (DASK_SCHEDULER)."""
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, Project
+from harness import LoopbackCluster
+from iree_kernels.core import toolchains
+
+pytestmark = pytest.mark.skipif(toolchains.on_path("glslangValidator") is None,
+                                reason="no glslangValidator (./setup.sh installs glslang-tools)")
+
+SHADER = "kernels/vulkan/mlp_bias_relu_rowsum.glsl"
+MANIFEST = f"""
+[models.mlp]
+source = "models/mlp.mlir"
+targets = ["llvm-cpu", "vulkan"]
+
+[models.elementwise]
+source = "models/elementwise.mlir"
+targets = ["llvm-cpu"]
+
+[[substitutions]]
+model = "mlp"
+target = "llvm-cpu"
+executable = "main_dispatch_1"
+file = "kernels/llvm-cpu/mlp_square_relu.mlir"
+verify = false                           # it computes something else
+
+[[substitutions]]
+model = "mlp"
+target = "vulkan"
+executable = "main_dispatch_1"
+file = "{SHADER}"
+"""
+FILES = ["models/mlp.mlir", "models/elementwise.mlir", "kernels/llvm-cpu/mlp_square_relu.mlir",
+         SHADER]
+LAYERS = """
+[models.layers]
+source = "models/layers.mlir"
+targets = ["llvm-cpu"]
+"""
+RAN_ON = re.compile(r"^\s+(\S+) ran on (\S+) in ", re.MULTILINE)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    with LoopbackCluster(tmp_path_factory.mktemp("cluster"), {"w1": [], "w2": []}) as running:
+        yield running
+
+
+@pytest.fixture(autouse=True)
+def fixed_time(monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    monkeypatch.delenv("IREE_KERNELS_CACHE_DIR", raising=False)
+    monkeypatch.delenv("IREE_KERNELS_DASK_SCHEDULER", raising=False)
+
+
+def checkout(root: Path, manifest: str = MANIFEST, files=FILES) -> Project:
+    project = Project(root)
+    for path in files:
+        project.copy(REPO / path, path)
+    project.write("kernels/demo.toml", manifest)
+    return project
+
+
+def built(root: Path) -> dict[str, str]:
+    """Every module and archive under ``root``/build -> its SHA-256; not verify's harness
+    modules, which are not reproducible in any build (a Vulkan one records its scratch path)."""
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted((root / "build").rglob("*"))
+            if p.suffix in (".vmfb", ".gz") and "verify" not in p.parts}
+
+
+def test_a_build_verify_and_release_through_the_cluster_make_what_a_local_build_makes(
+        tmp_path, cluster):
+    local = checkout(tmp_path / "local" / "repo")
+    remote = checkout(tmp_path / "remote" / "repo")
+    address = f"DASK_SCHEDULER={cluster.address}"
+    local.scons("-j2")
+    run = remote.scons("-j2", address)
+    went = dict(RAN_ON.findall(run.output))
+    # mlp's relinked module: its unlinked compile from the model (dumping the sources) went.
+    assert "build/llvm-cpu/mlp/unlinked/mlp.vmfb" in went, run.output
+    assert set(run.ran("IREE")) <= set(went), run.output
+    assert built(remote.root) == built(local.root)
+
+    local.scons("verify", "release", "-j2")
+    run = remote.scons("verify", "release", "-j2", address)
+    went.update(RAN_ON.findall(run.output))
+    # The front ends verify reads and the release's linked modules went too.
+    assert "build/vulkan/mlp/executables.mlir" in went, run.output
+    assert set(run.ran("IREE")) <= set(went), run.output
+    assert set(went.values()) <= {"w1", "w2"}
+    assert sorted(went) == sorted(cluster.steps_run("w1") + cluster.steps_run("w2"))
+    assert "warning" not in run.output
+    assert built(remote.root) == built(local.root)
+    assert len(built(local.root)) >= 4
+    assert remote.scons("--question", "release", expect_ok=False).returncode == 0
+
+
+def test_a_worker_killed_mid_compile_leaves_its_step_to_another_and_the_build_finishes(tmp_path):
+    files = ["models/layers.mlir"]
+    local = checkout(tmp_path / "local" / "repo", LAYERS, files)
+    local.scons("IREE_TARGETS=llvm-cpu")
+    remote = checkout(tmp_path / "remote" / "repo", LAYERS, files)
+    with LoopbackCluster(tmp_path / "cluster", {"w1": [], "w2": []}) as cluster:
+        killed = []
+
+        def kill_the_first_running():
+            deadline = time.monotonic() + 120
+            while not killed and time.monotonic() < deadline:
+                for name in cluster.names:
+                    if cluster.running(name):
+                        cluster.kill(name)
+                        killed.append(name)
+                        break
+                time.sleep(0.01)
+
+        killer = threading.Thread(target=kill_the_first_running)
+        killer.start()
+        run = remote.scons("IREE_TARGETS=llvm-cpu", f"DASK_SCHEDULER={cluster.address}")
+        killer.join()
+        survivor, = set(cluster.names) - set(killed)
+        assert killed, "no step was seen running"
+        assert dict(RAN_ON.findall(run.output)) == {"build/llvm-cpu/layers.vmfb": survivor}
+        assert cluster.steps_run(killed[0]) == []
+    assert built(remote.root) == built(local.root)
+
+
+def test_a_step_runs_here_when_no_worker_has_the_same_iree_compile(tmp_path):
+    other = tmp_path / "other-iree" / "iree-compile"
+    other.parent.mkdir()
+    shutil.copyfile(toolchains.iree_compile(), other)
+    with open(other, "ab") as f:
+        f.write(b"another build of iree-compile")
+    project = checkout(tmp_path / "repo")
+    with LoopbackCluster(tmp_path / "cluster", {"w1": ["--tool", f"iree-compile={other}"]}) \
+            as cluster:
+        address = f"DASK_SCHEDULER={cluster.address}"
+        required = project.scons("IREE_TARGETS=llvm-cpu", address, "DASK_REQUIRED=yes",
+                                 expect_ok=False)
+        assert required.returncode == 2, required.output
+        assert "DASK_REQUIRED=yes: no worker has this iree-compile (sha256 " in required.output
+        assert "Traceback" not in required.output
+        assert not list((project.root / "build").rglob("*.vmfb"))
+        run = project.scons("IREE_TARGETS=llvm-cpu", address)
+        assert run.output.count("no worker has this iree-compile") == 1, run.output
+        assert not RAN_ON.search(run.output)
+        assert cluster.steps_run("w1") == []
+    assert run.ran("IREE")
+
+
+def test_an_unreachable_scheduler_costs_one_warning_and_the_build_runs_here(tmp_path):
+    project = checkout(tmp_path / "repo")
+    nowhere = ("DASK_SCHEDULER=tcp://127.0.0.1:9", "DASK_CONNECT_TIMEOUT=1")
+    failed = project.scons("IREE_TARGETS=llvm-cpu", *nowhere, "DASK_REQUIRED=yes",
+                           expect_ok=False)
+    assert failed.returncode == 2
+    assert "DASK_SCHEDULER=tcp://127.0.0.1:9: cannot reach the scheduler" in failed.output
+    assert "Traceback" not in failed.output
+    run = project.scons("IREE_TARGETS=llvm-cpu", *nowhere)
+    assert run.output.count("cannot reach the scheduler") == 1, run.output
+    assert run.made_modules()
