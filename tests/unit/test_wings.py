@@ -14,7 +14,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "site_scons" / "iree_kernels"
 FLOORS = (
     ("core",),
     ("ir",),
-    ("binaries", "cache", "importers"),
+    ("binaries", "cache", "importers", "remote"),
     ("kinds",),
     ("project",),
     ("module", "check"),

@@ -40,6 +40,11 @@ class Step:
     def __post_init__(self) -> None:
         for path in (*(p for p, _ in self.inputs), *self.outputs, *self.output_folders):
             checked_path(path)
+        for argument in self.arguments:         # nothing it names lies outside its folder
+            _, value = _split_path(argument)
+            if value.startswith("/") or ".." in value.replace("=", "/").split("/"):
+                raise ValueError(f"an argument names a path outside the step's folder: "
+                                 f"{argument!r}")
 
 
 @dataclass(frozen=True)
