@@ -12,8 +12,10 @@ Not for: which steps go (the SCons glue decides), running them (``worker``).
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import os
 import threading
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -42,7 +44,6 @@ class Cluster:
         self._digests: dict[tuple[str, tuple], str] = {}
         self._blobs: dict[str, object] = {}
         self._said: set[str] = set()
-        self.sent = self.received = 0       # bytes, for the bench
 
     def run(self, step: Step, root: str) -> Outcome | None:
         """``step`` run on a worker, its files written under ``root``; None where it is to run
@@ -56,10 +57,10 @@ class Cluster:
             return self._here(f"no worker has this {step.tool} ({short(step.identity)}); "
                               "its steps run here")
         from iree_kernels.remote.worker import StepRefused, run_step
-        failure = None
+        failure, started, sent = None, time.monotonic(), [0]
         for _ in range(ATTEMPTS):
             try:
-                blobs = {d: self._blob(client, path, d, root) for path, d in step.inputs}
+                blobs = {d: self._blob(client, path, d, root, sent) for path, d in step.inputs}
                 future = client.submit(run_step, step, blobs, resources={wanted: 1}, pure=False)
                 outcome = future.result(timeout=(step.limit or 3600) + RESULT_MARGIN)
             except StepRefused as e:
@@ -69,7 +70,8 @@ class Cluster:
                 self._forget_lost()
                 continue
             self._take(step, outcome, root)
-            return outcome
+            return dataclasses.replace(outcome, waited=time.monotonic() - started, sent=sent[0],
+                                       received=sum(map(len, outcome.files.values())))
         return self._here(f"a step failed on the cluster {ATTEMPTS} times "
                           f"({type(failure).__name__}: {failure}); it runs here")
 
@@ -107,7 +109,7 @@ class Cluster:
             atexit.register(self.close)
             return self._client
 
-    def _blob(self, client, path: str, expected: str, root: str):
+    def _blob(self, client, path: str, expected: str, root: str, sent: list[int]):
         with self._lock:
             future = self._blobs.get(expected)
             if future is None:
@@ -115,7 +117,7 @@ class Cluster:
                 if digest(content) != expected:
                     raise UserError(f"{path} changed while the build read it")
                 future = self._blobs[expected] = client.scatter(content, hash=False)
-                self.sent += len(content)
+                sent[0] += len(content)
             return future
 
     def _forget_lost(self) -> None:
@@ -136,7 +138,6 @@ class Cluster:
             destination = Path(root, path)
             destination.parent.mkdir(parents=True, exist_ok=True)
             write_atomically(destination, content)
-            self.received += len(content)
 
     def _here(self, reason: str) -> None:
         if self.required:

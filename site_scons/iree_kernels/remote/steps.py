@@ -58,6 +58,11 @@ class Outcome:
     worker: str = ""
     seconds: float = 0.0
     timed_out: bool = False
+    # Filled by the build when it takes the outcome: seconds from sending the step to taking
+    # its files, and bytes of inputs sent for it (those not sent before) and of files back.
+    waited: float = 0.0
+    sent: int = 0
+    received: int = 0
 
 
 def digest(content: bytes) -> str:

@@ -65,8 +65,12 @@ def step_for(env, argv: list[str], *, targets, outputs: list[str], output_folder
     own = memo.value("tool identity", os.path.realpath(program), lambda p: identity(str(p)),
                      lambda v: isinstance(v, str) and len(v) == 64)
     label = str(targets[0]) if targets else ""
-    return Step(tool, own, relative_arguments(list(argv[1:]), root), tuple(sorted(inputs.items())),
-                tuple(outputs), tuple(output_folders), limit, label)
+    try:
+        return Step(tool, own, relative_arguments(list(argv[1:]), root),
+                    tuple(sorted(inputs.items())), tuple(outputs), tuple(output_folders), limit,
+                    label)
+    except ValueError as e:
+        raise NotRemote(str(e)) from None
 
 
 def _read_by(targets) -> list:
@@ -83,7 +87,13 @@ def _read_by(targets) -> list:
 
 def said_where(outcome, label: str) -> str:
     """The line after a step that ran on a worker."""
-    return f"         {label} ran on {outcome.worker} in {outcome.seconds:.2f} s"
+    return (f"         {label} ran on {outcome.worker} in {outcome.seconds:.2f} s "
+            f"({outcome.waited:.2f} s here, {_mb(outcome.sent)} sent, "
+            f"{_mb(outcome.received)} back)")
+
+
+def _mb(size: int) -> str:
+    return f"{size / 1e6:.1f} MB" if size >= 1e5 else f"{size / 1e3:.0f} kB"
 
 
 def _say(line: str) -> None:
