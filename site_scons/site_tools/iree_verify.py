@@ -33,6 +33,7 @@ from iree_kernels.module import selection
 from iree_kernels.core import toolchains
 from iree_kernels.core.errors import UserError
 from iree_kernels.core.files import scratch_folder, write_atomically
+from iree_kernels.scons import remote
 from iree_kernels.scons.escaping import escape
 from iree_kernels.scons.module import (DeclaredModule, case_files, expected_cases, file_name,
                                        skipped)
@@ -116,8 +117,10 @@ def run_verification(target, source, env):
         summary = f"verify: skipped {verification.describe(plan)}: {plan.note}\n"
     else:
         with scratch_folder(Path(target[0].abspath).parent, "verify") as work:
-            wrong = verification.run(plan, env.subst("$IREE_RUN_MODULE"), env["IREE_RUN_DEVICE"],
-                                     Path(work), timeouts(env))
+            device = env["IREE_RUN_DEVICE"]
+            wrong = verification.run(plan, env.subst("$IREE_RUN_MODULE"), device, Path(work),
+                                     timeouts(env), remote.device_runner(
+                                         env, target, runtime.device_driver(device)))
         if wrong:
             raise UserError(f"differential check failed for {verification.describe(plan)} on "
                             f"{env['IREE_RUN_DEVICE']}: {wrong}")
@@ -145,7 +148,8 @@ def declare_verification(env, declared: DeclaredModule) -> list:
     if model.expected:
         env.Depends(harnesses, case_files(env, expected_cases(env, declared)))
     driver = runtime.device_driver(target.run_device)
-    runnable = driver in runtime.available_drivers(env.subst("$IREE_RUN_MODULE"), timeouts(env))
+    runnable = driver in runtime.available_drivers(env.subst("$IREE_RUN_MODULE"), timeouts(env)) \
+        or remote.device_elsewhere(env, driver)
     nodes = []
     for sub in declared.substitutions:
         stem = folder.File(f"{file_name(sub.key)}.verify.json")

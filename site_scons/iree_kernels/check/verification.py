@@ -100,8 +100,13 @@ def count_error(expressions, workloads: list, where: str) -> str:
 
 
 def run(plan: Plan, run_module: str, device: str, work: Path,
-        timeouts: toolchains.Timeouts | None = None) -> str | None:
-    """Run both modules of ``plan`` on ``device`` and compare; why they differ, or None."""
+        timeouts: toolchains.Timeouts | None = None, runner=None) -> str | None:
+    """Run both modules of ``plan`` on ``device`` and compare; why they differ, or None.
+
+    ``runner(argv, *, reads, writes, file, doing, timeouts)`` runs each module (default:
+    here); ``reads`` and ``writes`` are the files the run reads and writes (a build runs it
+    on a worker with the device, ``iree_kernels.scons.remote.device_runner``)."""
+    runner = runner or _run_here
     tolerance = Tolerance(**plan.tolerance)
     work.mkdir(parents=True, exist_ok=True)
     for number, case in enumerate(plan.cases):
@@ -115,10 +120,10 @@ def run(plan: Plan, run_module: str, device: str, work: Path,
         outputs = {}
         for who, module in (("iree", plan.iree_module), ("kernel", plan.kernel_module)):
             written = work / f"{number}.{who}.npy"
-            toolchains.run([run_module, f"--module={module}", f"--device={device}",
-                            f"--function={c.function}", f"--input=@{given}",
-                            f"--output=@{written}"], file=module, doing=f"run the differential check of "
-                           f"{plan.executable}", timeouts=timeouts)
+            runner([run_module, f"--module={module}", f"--device={device}",
+                    f"--function={c.function}", f"--input=@{given}", f"--output=@{written}"],
+                   reads=[module, given], writes=[written], file=module,
+                   doing=f"run the differential check of {plan.executable}", timeouts=timeouts)
             outputs[who] = np.load(written).reshape(-1).view(np.uint8)
         wrong = compare(c, tensors, start, outputs["iree"], outputs["kernel"], tolerance)
         if wrong:
@@ -127,6 +132,10 @@ def run(plan: Plan, run_module: str, device: str, work: Path,
             shown_case = f" (dispatch {number + 1} of {len(plan.cases)})" if len(plan.cases) > 1 else ""
             return f"{wrong}{shown_case}"
     return None
+
+
+def _run_here(argv: list[str], *, reads, writes, **given) -> str:
+    return toolchains.run(argv, **given)
 
 
 def to_json(plan: Plan) -> str:

@@ -323,6 +323,17 @@ def _text_of(part) -> str:
     return part if isinstance(part, str) else ""
 
 
+def runtime_devices(run_module: str, timeouts: Timeouts | None = None) -> list[str]:
+    """The devices IREE's runtime has here (``driver://id``), from ``iree-run-module
+    --list_devices``; none where it cannot say."""
+    try:
+        result = processes.run([real_program(run_module), "--list_devices"],
+                               limit=(timeouts or default_timeouts()).of("VERSION_TIMEOUT"))
+    except (OSError, processes.TimeLimit):
+        return []
+    return [line.strip() for line in result.stdout.splitlines() if "://" in line]
+
+
 def missing_message(name: str) -> str:
     return f"{name} is not installed: {INSTALL.get(name, 'install it')}"
 

@@ -23,7 +23,7 @@ from iree_kernels.core.errors import UserError
 from iree_kernels.core.files import read_regular, write_atomically
 from iree_kernels.core.stat_memo import file_stamp
 from iree_kernels.remote.steps import Outcome, Step, checked_path, digest
-from iree_kernels.remote.toolchain import resource, short
+from iree_kernels.remote.toolchain import device_resource, resource, short
 
 CONNECT_TIMEOUT = 10        # seconds to reach the scheduler
 ATTEMPTS = 3                # sends of one step before it runs here (workers lost mid-step)
@@ -51,17 +51,20 @@ class Cluster:
         client = self._connected()
         if client is None:
             return None
-        wanted = resource(step.tool, step.identity)
-        if not any(wanted in (w.get("resources") or {})
-                   for w in client.scheduler_info(n_workers=-1)["workers"].values()):
-            return self._here(f"no worker has this {step.tool} ({short(step.identity)}); "
-                              "its steps run here")
+        wanted = {resource(step.tool, step.identity): 1,
+                  **{device_resource(d): 1 for d in step.devices}}
+        if not self._a_worker_has(client, wanted):
+            if not self._a_worker_has(client, {resource(step.tool, step.identity): 1}):
+                return self._here(f"no worker has this {step.tool} ({short(step.identity)}); "
+                                  "its steps run here")
+            return self._here(f"no worker with this {step.tool} has a "
+                              f"{' and a '.join(step.devices)} device; such steps run here")
         from iree_kernels.remote.worker import StepRefused, run_step
         failure, started, sent = None, time.monotonic(), [0]
         for _ in range(ATTEMPTS):
             try:
                 blobs = {d: self._blob(client, path, d, root, sent) for path, d in step.inputs}
-                future = client.submit(run_step, step, blobs, resources={wanted: 1}, pure=False)
+                future = client.submit(run_step, step, blobs, resources=wanted, pure=False)
                 outcome = future.result(timeout=(step.limit or 3600) + RESULT_MARGIN)
             except StepRefused as e:
                 return self._here(f"a worker refused a step: {e}; such steps run here")
@@ -74,6 +77,16 @@ class Cluster:
                                        received=sum(map(len, outcome.files.values())))
         return self._here(f"a step failed on the cluster {ATTEMPTS} times "
                           f"({type(failure).__name__}: {failure}); it runs here")
+
+    def has_device(self, driver: str) -> bool:
+        """Whether a worker has a device of the runtime's ``driver`` (connecting if need be)."""
+        client = self._connected()
+        return client is not None and self._a_worker_has(client, {device_resource(driver): 1})
+
+    @staticmethod
+    def _a_worker_has(client, wanted: dict[str, float]) -> bool:
+        return any(all(name in (w.get("resources") or {}) for name in wanted)
+                   for w in client.scheduler_info(n_workers=-1)["workers"].values())
 
     def input_digest(self, path: str, root: str) -> str:
         """The SHA-256 of the project's file ``path``, read once while it stays as it is."""

@@ -26,7 +26,8 @@ class Step:
     ``tool``/``identity``: the program's name and the digest it must have (``toolchain``);
     ``arguments``: argv after the program; ``inputs``: relative path -> SHA-256 of each file
     read; ``outputs``: the files it must write; ``output_folders``: where each file it writes
-    is taken back (an output's own folder, and folders such as a dump's); ``limit``: seconds.
+    is taken back (an output's own folder, and folders such as a dump's); ``limit``: seconds;
+    ``devices``: the runtime drivers whose devices it needs.
     """
     tool: str
     identity: str
@@ -36,6 +37,7 @@ class Step:
     output_folders: tuple[str, ...]
     limit: float | None
     label: str = ""
+    devices: tuple[str, ...] = ()           # IREE runtime drivers it runs on (cuda, vulkan)
 
     def __post_init__(self) -> None:
         for path in (*(p for p, _ in self.inputs), *self.outputs, *self.output_folders):

@@ -16,7 +16,7 @@ from iree_kernels.core.files import CHUNK
 
 # The tools whose steps may run on a worker: the heavy ones. Kernel compilers stay here for
 # now: their depfiles name the headers of the machine that ran them.
-REMOTE_TOOLS = ("iree-compile",)
+REMOTE_TOOLS = ("iree-compile", "iree-run-module")
 
 
 def tool_files(program: str) -> list[Path]:
@@ -39,6 +39,11 @@ def identity(program: str) -> str:
 def resource(tool: str, digest: str) -> str:
     """The Dask resource a worker holding ``tool`` of identity ``digest`` advertises."""
     return f"tool:{tool}:{digest[:24]}"
+
+
+def device_resource(driver: str) -> str:
+    """The Dask resource of a worker with devices of the IREE runtime's ``driver``."""
+    return f"device:{driver}"
 
 
 def short(digest: str) -> str:

@@ -23,7 +23,7 @@ from pathlib import Path
 from iree_kernels.core import processes
 from iree_kernels.core.files import remove_quietly, stage_content, put_in_place
 from iree_kernels.remote.steps import Outcome, Step, checked_path, digest
-from iree_kernels.remote.toolchain import REMOTE_TOOLS, identity, resource
+from iree_kernels.remote.toolchain import REMOTE_TOOLS, device_resource, identity, resource
 
 PLUGIN = "iree-kernels"
 KEPT_OUTPUT = 4 << 20           # bytes of what a step printed sent back (first 4 MiB, last 1 MiB)
@@ -142,17 +142,24 @@ def _link_or_copy(source: Path, destination: Path) -> None:
 def local_tools(given: dict[str, str] | None = None) -> dict[str, Tool]:
     """The tools this machine has of REMOTE_TOOLS (``given``: name -> path, taken first)."""
     from iree_kernels.core import toolchains
-    found = {"iree-compile": toolchains.iree_compile()}
+    found = {"iree-compile": toolchains.iree_compile(),
+             "iree-run-module": toolchains.iree_tool("iree-run-module")}
     found.update(given or {})
     return {name: Tool(os.path.realpath(path), identity(path))
             for name, path in found.items() if name in REMOTE_TOOLS and path}
 
 
-def devices() -> dict[str, float]:
-    """The devices this machine has, as Dask resources (cuda=<GPUs>)."""
-    gpus = Path("/proc/driver/nvidia/gpus")
-    count = len(list(gpus.iterdir())) if gpus.is_dir() else 0
-    return {"cuda": count} if count else {}
+def devices(tools: dict[str, Tool], slots: int) -> dict[str, float]:
+    """The IREE runtime's devices here, as Dask resources: ``device:<driver>``, one per GPU
+    (a step runs alone on one), ``slots`` for the CPU's drivers."""
+    from iree_kernels.core import toolchains
+    run_module = tools.get("iree-run-module")
+    found: dict[str, float] = {}
+    for uri in toolchains.runtime_devices(run_module.path) if run_module else []:
+        driver = uri.split("://", 1)[0]
+        found[device_resource(driver)] = slots if driver.startswith("local-") else \
+            found.get(device_resource(driver), 0) + 1
+    return found
 
 
 def serve(scheduler: str, *, name: str | None, nthreads: int, scratch: Path,
@@ -170,14 +177,15 @@ def serve(scheduler: str, *, name: str | None, nthreads: int, scratch: Path,
             self.state = state
 
     name = name or f"{socket.gethostname()}-{os.getpid()}"
-    advertised = {**devices(), **resources, **state.resources(nthreads)}
+    advertised = {**devices(state.tools, nthreads), **resources, **state.resources(nthreads)}
 
     async def run() -> None:
         async with Worker(scheduler, name=name, nthreads=nthreads, resources=advertised,
                           plugins={Plugin()}, local_directory=str(scratch / "dask")) as worker:
             print(f"worker {name} at {worker.address}: "
-                  + ", ".join(f"{tool} sha256 {t.identity[:12]}" for tool, t in state.tools.items()),
-                  flush=True)
+                  + ", ".join(f"{tool} sha256 {t.identity[:12]}" for tool, t in state.tools.items())
+                  + "; " + ", ".join(f"{r}={n:g}" for r, n in sorted(advertised.items())
+                                     if not r.startswith("tool:")), flush=True)
             await worker.finished()
 
     asyncio.run(run())

@@ -42,7 +42,7 @@ def cluster(env) -> Cluster | None:
 
 
 def step_for(env, argv: list[str], *, targets, outputs: list[str], output_folders=(),
-             limit: float | None, also_read=()) -> Step:
+             limit: float | None, also_read=(), devices=()) -> Step:
     """The Step running ``argv`` for ``targets`` (SCons nodes, scanned), writing ``outputs``
     (paths relative to the root) and the files in ``output_folders``; ``also_read``: files
     the step's own action wrote before it. NotRemote where it stays here."""
@@ -68,7 +68,7 @@ def step_for(env, argv: list[str], *, targets, outputs: list[str], output_folder
     try:
         return Step(tool, own, relative_arguments(list(argv[1:]), root),
                     tuple(sorted(inputs.items())), tuple(outputs), tuple(output_folders), limit,
-                    label)
+                    label, tuple(devices))
     except ValueError as e:
         raise NotRemote(str(e)) from None
 
@@ -101,7 +101,7 @@ def _say(line: str) -> None:
 
 
 def run_tool(env, argv: list[str], *, timeouts, targets=None, outputs=(), output_folders=(),
-             also_read=(), doing: str = "", file: str | None = None) -> str:
+             also_read=(), devices=(), doing: str = "", file: str | None = None) -> str:
     """``toolchains.run(argv)`` for a step's action: on a worker where the build has a cluster
     and the step can go (``step_for``: ``targets``' dependencies and ``also_read`` are its
     inputs; ``outputs`` and ``output_folders``, absolute or relative to the root, what it
@@ -115,7 +115,8 @@ def run_tool(env, argv: list[str], *, timeouts, targets=None, outputs=(), output
                             outputs=[_relative(root, p) for p in outputs],
                             output_folders=[_relative(root, p) for p in output_folders],
                             limit=timeouts.for_program(program),
-                            also_read=[_relative(root, p) for p in also_read])
+                            also_read=[_relative(root, p) for p in also_read],
+                            devices=devices)
         except NotRemote:
             step = None
         outcome = found.run(step, root) if step else None
@@ -128,6 +129,22 @@ def run_tool(env, argv: list[str], *, timeouts, targets=None, outputs=(), output
                                       processes.Finished(outcome.returncode, outcome.output, ""),
                                       file=file, doing=doing)
     return toolchains.run(argv, file=file, doing=doing, timeouts=timeouts)
+
+
+def device_runner(env, targets, driver: str):
+    """A runner of the IREE runtime for a check's ``targets`` (``verification.run``): its runs
+    go to a worker with a ``driver`` device where the build has a cluster."""
+    def run(argv: list[str], *, reads, writes, file=None, doing="", timeouts=None) -> str:
+        return run_tool(env, argv, timeouts=timeouts or toolchains.default_timeouts(),
+                        targets=targets, outputs=writes, also_read=reads, devices=(driver,),
+                        doing=doing, file=file)
+    return run
+
+
+def device_elsewhere(env, driver: str) -> bool:
+    """Whether the build's cluster has a worker with a ``driver`` device."""
+    found = cluster(env)
+    return found is not None and found.has_device(driver)
 
 
 def _relative(root: str, path) -> str:
