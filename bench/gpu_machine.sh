@@ -16,7 +16,9 @@
 #   and spirv-val from Debian's glslang-tools and spirv-tools, statically linked; iree-run-module
 #   and iree-benchmark-module from .venv/lib/python3.11/site-packages/iree/_runtime_libs/) and
 #   models/ (models imported here: <name>.mlir, or for dense weights <name>.blobs written by
-#   bench/dense_resources.py strip, refilled there); xz /usr/bin/zstd into .perf/zstd.xz.
+#   bench/dense_resources.py strip, refilled there); xz /usr/bin/zstd into .perf/zstd.xz;
+#   tar+zstd into .perf/dask.tar.zst the cp312 wheels of requirements.txt's Dask block, unzipped,
+#   without dask/{array,bag,dataframe}, tests, the dashboard's static files and fsspec.
 set -euo pipefail
 carried=$PWD/.perf
 mkdir -p /tmp/site /tmp/bin /tmp/tools
@@ -30,6 +32,9 @@ if [[ -f $carried/libIREECompiler.so.zst ]]; then
   zstd -dc "$carried/compiler-rest.tar.zst" | tar x -C /tmp/site
   zstd -d -q -f --long=30 "$carried/libIREECompiler.so.zst" \
     -o /tmp/site/iree/compiler/_mlir_libs/libIREECompiler.so
+fi
+if [[ -f $carried/dask.tar.zst ]]; then     # Dask and its dependencies (bench/remote_steps.py)
+  zstd -dc "$carried/dask.tar.zst" | tar x -C /tmp/site
 fi
 for blobs in /tmp/tools/models/*.blobs; do
   if [[ -e $blobs ]]; then python3 -m bench.dense_resources fill "$blobs" "${blobs%.blobs}.mlir"; fi

@@ -208,7 +208,8 @@ class LoopbackCluster:
     def __init__(self, folder: Path, workers: dict[str, list[str]], start_timeout: float = 60):
         self.folder, self.names = folder, list(workers)
         self.folder.mkdir(parents=True, exist_ok=True)
-        environ = {**os.environ, "PYTHONPATH": str(SITE_DIR), "PYTHONPYCACHEPREFIX": str(PYCACHE)}
+        path = os.pathsep.join(p for p in (str(SITE_DIR), os.environ.get("PYTHONPATH")) if p)
+        environ = {**os.environ, "PYTHONPATH": path, "PYTHONPYCACHEPREFIX": str(PYCACHE)}
         python = [sys.executable, "-m", "iree_kernels"]
         self.processes = {}
         log = open(folder / "scheduler.log", "w")
