@@ -4,7 +4,8 @@
         [--threads 1] [-j N] [--repeat N] [--corpus NAME,...]
 
 In two checkouts of the same files (this repo's kernels/ and models/, or with --corpus the
-corpus's models of those names, bench/corpus.py, without kernels), each run is a clean ``scons -jN`` (build folder
+corpus's models of those names, bench/corpus.py, without kernels; taken from
+$IREE_KERNELS_BENCH_MODELS/<name>.mlir where it is there), each run is a clean ``scons -jN`` (build folder
 removed): locally, then with DASK_SCHEDULER naming a scheduler and --workers worker
 processes of --threads threads on this machine (``python -m iree_kernels scheduler|worker``,
 sharing nothing but the network), a new cluster for each worker count. Printed: the
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import re
 import shutil
 import statistics
@@ -40,13 +42,22 @@ def checkout(root: Path, corpus: list[str], targets: str) -> None:
         for name in ("kernels", "models"):
             shutil.copytree(REPO / name, root / name)
         return
-    from bench import corpus as generator         # deferred: numpy, onnx, torch
-    entries = generator.write(root / "models", corpus, root=root)
+    carried = Path(os.environ.get("IREE_KERNELS_BENCH_MODELS", "/nonexistent"))
+    sources = {}
+    for name in corpus:
+        if (carried / f"{name}.mlir").is_file():     # imported elsewhere (bench/gpu_machine.sh)
+            (root / "models").mkdir(exist_ok=True)
+            shutil.copyfile(carried / f"{name}.mlir", root / "models" / f"{name}.mlir")
+            sources[name] = f"{name}.mlir"
+        else:
+            from bench import corpus as generator     # deferred: numpy, onnx, torch
+            entry, = generator.write(root / "models", [name], root=root)
+            sources[name] = entry.source
     (root / "kernels").mkdir()
     listed = ", ".join(f'"{t}"' for t in targets.split(","))
     (root / "kernels/models.toml").write_text("".join(
-        f'[models.{e.name}]\nsource = "models/{e.source}"\ntargets = [{listed}]\n\n'
-        for e in entries))
+        f'[models.{name}]\nsource = "models/{source}"\ntargets = [{listed}]\n\n'
+        for name, source in sources.items()))
 
 
 def modules(root: Path) -> dict[str, str]:
