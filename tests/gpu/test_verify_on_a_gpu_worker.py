@@ -43,6 +43,6 @@ def test_a_cuda_verify_on_a_machine_without_a_gpu_runs_on_a_gpu_worker(tmp_path)
         run = project.scons("verify", "IREE_TARGETS=cuda", f"DASK_SCHEDULER={cluster.address}",
                             env=no_gpu)
     went = dict(RAN_ON.findall(run.output))
-    assert went["build/cuda/elementwise/verify/main_dispatch_0.verified"] == "gpu-worker", \
+    assert went.get("build/cuda/elementwise/verify/main_dispatch_0.verified") == "gpu-worker", \
         run.output
     assert "matched IREE's executable on cuda" in run.output

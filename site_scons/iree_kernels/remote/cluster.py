@@ -22,7 +22,7 @@ from typing import Callable
 from iree_kernels.core.errors import UserError
 from iree_kernels.core.files import read_regular, write_atomically
 from iree_kernels.core.stat_memo import file_stamp
-from iree_kernels.remote.steps import Outcome, Step, checked_path, digest
+from iree_kernels.remote.steps import NotRemote, Outcome, Step, checked_path, digest
 from iree_kernels.remote.toolchain import device_resource, resource, short
 
 CONNECT_TIMEOUT = 10        # seconds to reach the scheduler
@@ -77,6 +77,11 @@ class Cluster:
                                        received=sum(map(len, outcome.files.values())))
         return self._here(f"a step failed on the cluster {ATTEMPTS} times "
                           f"({type(failure).__name__}: {failure}); it runs here")
+
+    def stays_here(self, why: NotRemote) -> None:
+        """A step that cannot go (``why``): said once per reason where ``why.said``."""
+        if why.said:
+            self._here(f"a step runs here: {why}")
 
     def has_device(self, driver: str) -> bool:
         """Whether a worker has a device of the runtime's ``driver`` (connecting if need be)."""

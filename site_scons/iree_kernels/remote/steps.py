@@ -16,7 +16,12 @@ from dataclasses import dataclass, field
 
 
 class NotRemote(Exception):
-    """A step that runs here: the reason, one line."""
+    """A step that runs here: the reason, one line; ``said``: whether the build says it (not
+    for a tool whose steps never go)."""
+
+    def __init__(self, reason: str, said: bool = True) -> None:
+        super().__init__(reason)
+        self.said = said
 
 
 @dataclass(frozen=True)

@@ -3,15 +3,16 @@
 ``attach`` gives the environment its ``Cluster`` where DASK_SCHEDULER is set and the build
 runs its steps (not -n, --question, -h, -c); ``step_for`` makes the ``Step`` of a command
 whose targets SCons has scanned: its inputs are every file those targets depend on (a
-dependency the graph misses fails on the worker as it would in a clean checkout), its
-outputs the files the command writes. A step whose tool is not one of REMOTE_TOOLS, or that
-reads a file outside the project that is not part of a toolchain, stays here.
+dependency the graph misses fails on the worker as it would in a clean checkout) inside the
+project (models and kernels are; a file outside it is a tool's own, which the worker has
+where the tool's identity is the same), its outputs the files the command writes. A step
+whose tool is not one of REMOTE_TOOLS, or whose command line names a path outside the
+project, stays here.
 Not for: sending or running steps (``iree_kernels.remote``).
 """
 from __future__ import annotations
 
 import os
-import sys
 
 import SCons.Node.FS
 import SCons.Script
@@ -22,11 +23,6 @@ from iree_kernels.remote.cluster import Cluster
 from iree_kernels.remote.steps import NotRemote, Step, relative_arguments, relative_to
 from iree_kernels.remote.toolchain import REMOTE_TOOLS, identity
 from iree_kernels.scons.build_folder import file_memo
-
-# Files outside the project a step may read: the tools' own (the worker has its own copy,
-# the same bytes where the tool's identity is the same).
-TOOLCHAIN_ROOTS = tuple({os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix),
-                         "/usr", "/opt", "/etc/alternatives"})
 
 
 def attach(env) -> None:
@@ -49,7 +45,7 @@ def step_for(env, argv: list[str], *, targets, outputs: list[str], output_folder
     program = toolchains.real_program(argv[0])
     tool = os.path.basename(program)
     if tool not in REMOTE_TOOLS:
-        raise NotRemote(f"{tool} runs here")
+        raise NotRemote(f"{tool} runs here", said=False)
     root = env.Dir("#").abspath
     memo = file_memo(env)
     cluster_ = cluster(env)
@@ -58,9 +54,7 @@ def step_for(env, argv: list[str], *, targets, outputs: list[str], output_folder
         path = node.get_abspath() if hasattr(node, "get_abspath") else os.path.join(root, node)
         relative = relative_to(root, path)
         if relative is None:
-            if not os.path.realpath(path).startswith(TOOLCHAIN_ROOTS):
-                raise NotRemote(f"it reads {path}, outside the project")
-            continue
+            continue        # a tool's own file: models and kernels lie inside the project
         inputs[relative] = cluster_.input_digest(relative, root)
     own = memo.value("tool identity", os.path.realpath(program), lambda p: identity(str(p)),
                      lambda v: isinstance(v, str) and len(v) == 64)
@@ -117,8 +111,8 @@ def run_tool(env, argv: list[str], *, timeouts, targets=None, outputs=(), output
                             limit=timeouts.for_program(program),
                             also_read=[_relative(root, p) for p in also_read],
                             devices=devices)
-        except NotRemote:
-            step = None
+        except NotRemote as e:
+            step = found.stays_here(e)
         outcome = found.run(step, root) if step else None
         if outcome is not None:
             _say(said_where(outcome, str(targets[0])))

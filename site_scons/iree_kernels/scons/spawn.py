@@ -77,11 +77,12 @@ class WholeFileCommand(SCons.Action.LazyAction):
 
 def _run_remotely(env, target, outputs: list[str], limit, args) -> Outcome | None:
     """``args`` run on a worker of the build's cluster, writing ``outputs``; None: here."""
+    cluster = remote.cluster(env)
     try:
         step = remote.step_for(env, args, targets=target, outputs=outputs, limit=limit)
-    except NotRemote:
-        return None
-    outcome = remote.cluster(env).run(step, env.Dir("#").abspath)
+    except NotRemote as e:
+        return cluster.stays_here(e)
+    outcome = cluster.run(step, env.Dir("#").abspath)
     if outcome is not None:
         print(remote.said_where(outcome, str(target[0])), flush=True)
     return outcome
