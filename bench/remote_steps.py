@@ -12,7 +12,7 @@ sharing nothing but the network), a new cluster for each worker count. Printed: 
 medians of --repeat (wall s), the ratio to the local build, the steps that went and, per
 step, the seconds between sending it and taking its files beyond the worker's own run
 (the overhead: sending the inputs, scheduling, laying out the folder, taking the files
-back), and the bytes moved. Every remote build's modules must be the local build's bytes,
+back), the bytes moved, and the build's one-off cost of importing Dask and connecting. Every remote build's modules must be the local build's bytes,
 and ``scons --question`` must be 0 after it.
 """
 from __future__ import annotations
@@ -30,6 +30,7 @@ from pathlib import Path
 from tests import harness
 
 REPO = Path(__file__).resolve().parents[1]
+CONNECTED = re.compile(r"connected in ([\d.]+) s")
 RAN_ON = re.compile(r"^\s+(\S+) ran on (\S+) in ([\d.]+) s \(([\d.]+) s here, ([\d.]+) (MB|kB) "
                     r"sent, ([\d.]+) (MB|kB) back\)", re.MULTILINE)
 UNIT = {"MB": 1e6, "kB": 1e3}
@@ -104,18 +105,20 @@ def main() -> None:
     base = statistics.median(local_times)
     print(f"{args.targets}, -j{args.j}, {len(expected)} modules; local clean build: "
           f"{base:.2f} s (median of {args.repeat})")
-    print("| workers x threads | clean s | ratio | steps sent | overhead per step ms, median / "
-          "max | MB sent / back per build | modules |")
-    print("|---|---|---|---|---|---|---|")
+    print("| workers x threads | clean s | ratio | connecting s | steps sent | overhead per step "
+          "ms, median / max | MB sent / back per build | modules |")
+    print("|---|---|---|---|---|---|---|---|")
     for count in [int(n) for n in args.workers.split(",")]:
         workers = {f"w{n}": ["--nthreads", str(args.threads)] for n in range(1, count + 1)}
         with harness.LoopbackCluster(work / f"cluster-{count}", workers) as cluster:
             times, overheads, sent, back, steps, same = [], [], [], [], 0, True
+            connecting = []
             for _ in range(args.repeat):
                 seconds, run = clean_build(remote, [*build_args,
                                                     f"DASK_SCHEDULER={cluster.address}"])
                 times.append(seconds)
                 went = RAN_ON.findall(run.output)
+                connecting += [float(s) for s in CONNECTED.findall(run.output)]
                 steps = len(went)
                 overheads += [(float(waited) - float(ran)) * 1000
                               for _, _, ran, waited, *_ in went]
@@ -123,7 +126,8 @@ def main() -> None:
                 back.append(sum(float(n) * UNIT[u] for *_, n, u in went))
                 same = same and modules(remote) == expected
         median = statistics.median(times)
-        print(f"| {count} x {args.threads} | {median:.2f} | {median / base:.2f} | {steps} | "
+        print(f"| {count} x {args.threads} | {median:.2f} | {median / base:.2f} | "
+              f"{statistics.median(connecting):.2f} | {steps} | "
               f"{statistics.median(overheads):.0f} / {max(overheads):.0f} | "
               f"{statistics.median(sent) / 1e6:.1f} / {statistics.median(back) / 1e6:.1f} | "
               f"{'identical' if same else 'DIFFERENT'} |", flush=True)

@@ -17,22 +17,22 @@ import pytest
 pytestmark = NEEDS_CUDA
 
 MANIFEST = """
-[models.elementwise]
-source = "models/elementwise.mlir"
+[models.mlp]
+source = "models/mlp.mlir"
 targets = ["cuda"]
 
 [[substitutions]]
-model = "elementwise"
+model = "mlp"
 target = "cuda"
 executable = "main_dispatch_0"
-file = "kernels/cuda/elementwise.cu"
+file = "kernels/cuda/mlp_matmul.cu"
 """
 RAN_ON = re.compile(r"^\s+(\S+) ran on (\S+) in ", re.MULTILINE)
 
 
 def test_a_cuda_verify_on_a_machine_without_a_gpu_runs_on_a_gpu_worker(tmp_path):
     project = Project(tmp_path / "repo")
-    for path in ("models/elementwise.mlir", "kernels/cuda/elementwise.cu"):
+    for path in ("models/mlp.mlir", "kernels/cuda/mlp_matmul.cu"):
         project.copy(REPO / path, path)
     project.write("kernels/demo.toml", MANIFEST)
     no_gpu = {"CUDA_VISIBLE_DEVICES": ""}
@@ -43,6 +43,6 @@ def test_a_cuda_verify_on_a_machine_without_a_gpu_runs_on_a_gpu_worker(tmp_path)
         run = project.scons("verify", "IREE_TARGETS=cuda", f"DASK_SCHEDULER={cluster.address}",
                             env=no_gpu)
     went = dict(RAN_ON.findall(run.output))
-    assert went.get("build/cuda/elementwise/verify/main_dispatch_0.verified") == "gpu-worker", \
+    assert went.get("build/cuda/mlp/verify/main_dispatch_0.verified") == "gpu-worker", \
         run.output
     assert "matched IREE's executable on cuda" in run.output

@@ -112,10 +112,12 @@ class Cluster:
         with self._lock:
             if self._client is not None or self._unreachable:
                 return self._client
+            started = time.monotonic()
             try:
                 from distributed import Client      # deferred: 0.5 s, only where a step goes
                 self._client = Client(self.address, timeout=self.connect_timeout,
                                       set_as_default=False, direct_to_workers=True)
+                workers = len(self._client.scheduler_info(n_workers=-1)["workers"])
             except (OSError, TimeoutError, ValueError) as e:
                 message = (f"DASK_SCHEDULER={self.address}: cannot reach the scheduler "
                            f"({type(e).__name__}: {e})")
@@ -125,6 +127,8 @@ class Cluster:
                 self.say(f"scons: warning: {message}; every step runs here")
                 return None
             atexit.register(self.close)
+            self.say(f"scons: DASK_SCHEDULER={self.address}: {workers} worker(s); connected in "
+                     f"{time.monotonic() - started:.2f} s")
             return self._client
 
     def _blob(self, client, path: str, expected: str, root: str, sent: list[int]):

@@ -57,7 +57,8 @@ class Step:
 @dataclass(frozen=True)
 class Outcome:
     """What a step left: its exit status, what it printed, the files it wrote in its output
-    folders (relative path -> bytes, with their SHA-256 in ``digests``), where it ran."""
+    folders (relative path -> bytes, with their SHA-256 in ``digests``), where it ran and for
+    how long its tool ran (``seconds``)."""
     returncode: int
     output: str
     files: dict[str, bytes] = field(default_factory=dict)

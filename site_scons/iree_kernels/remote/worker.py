@@ -94,7 +94,6 @@ def run_here(state: WorkerState, step: Step, blobs: dict[str, bytes], name: str)
         raise StepRefused(f"{step.tool} sha256 {step.identity[:12]} asked, this worker has {have}")
     folder = state.steps / f"step-{uuid.uuid4().hex}"
     folder.mkdir()
-    started = time.monotonic()
     try:
         given = set()
         for path, expected in step.inputs:
@@ -105,16 +104,17 @@ def run_here(state: WorkerState, step: Step, blobs: dict[str, bytes], name: str)
         for path in (*step.output_folders, *(os.path.dirname(p) for p in step.outputs)):
             (folder / path).mkdir(parents=True, exist_ok=True)
         argv = [tool.path, *step.arguments]
+        started = time.monotonic()
         try:
             result = processes.run(argv, limit=step.limit, cwd=folder, stderr=processes.STDOUT,
                                    keep=KEPT_OUTPUT)
         except processes.TimeLimit as e:
             return Outcome(124, e.output, worker=name, seconds=time.monotonic() - started,
                            timed_out=True)
+        ran = time.monotonic() - started
         files = _written(folder, step, given)
         return Outcome(result.returncode, result.stdout, files,
-                       {path: digest(content) for path, content in files.items()},
-                       name, time.monotonic() - started)
+                       {path: digest(content) for path, content in files.items()}, name, ran)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
