@@ -18,6 +18,7 @@ import SCons.Builder
 from iree_kernels.check import expected_outputs, runtime
 from iree_kernels.core import toolchains
 from iree_kernels.core.files import write_atomically
+from iree_kernels.scons import remote
 from iree_kernels.scons.escaping import escape, program
 from iree_kernels.scons.module import DeclaredModule, case_files, expected_cases, skipped, wanted
 from iree_kernels.scons.reporting import reporting_user_errors
@@ -28,11 +29,13 @@ from iree_kernels.scons.spawn import timeouts
 def run_checks(target, source, env):
     module, expected = source[0], source[1]
     cases = expected_outputs.load_cases(str(expected), env["IREE_RUN_TARGET"])
+    device = env["IREE_RUN_DEVICE"]
+    runner = remote.process_runner(env, target, runtime.device_driver(device))
     log = []
     for case in cases:
         log.append(expected_outputs.run_case(case, env.subst("$IREE_RUN_MODULE"), str(module),
-                                   env["IREE_RUN_DEVICE"], str(expected),
-                                   timeouts=timeouts(env)))
+                                             device, str(expected), timeouts=timeouts(env),
+                                             runner=runner, work_in=target[0].dir.abspath))
     summary = f"{len(cases)} case(s) of {expected} matched on {env['IREE_RUN_DEVICE']}\n"
     write_atomically(target[0].abspath, "".join(log) + summary)
     print(f"check: {module}: {summary}", end="")
@@ -50,7 +53,8 @@ def declare_check(env, declared: DeclaredModule):
     if not wanted(env, "check"):
         return env.Alias(name, [])
     driver = runtime.device_driver(target.run_device)
-    if driver not in runtime.available_drivers(env.subst("$IREE_RUN_MODULE"), timeouts(env)):
+    if driver not in runtime.available_drivers(env.subst("$IREE_RUN_MODULE"), timeouts(env)) \
+            and not remote.device_elsewhere(env, driver):
         return skipped(env, name, escape(f"check: skipped {module}: no '{driver}' device on "
                                          "this machine (iree-run-module --list_devices)"),
                        [module])

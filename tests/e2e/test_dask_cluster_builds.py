@@ -79,7 +79,16 @@ def built(root: Path) -> dict[str, str]:
             if p.suffix in (".vmfb", ".gz") and "verify" not in p.parts}
 
 
-def test_a_build_verify_and_release_through_the_cluster_make_what_a_local_build_makes(
+EXPECTED = """
+[[case]]
+function = "main"
+inputs = ["4x8xf32=1", "8x16xf32=0.5", "16xf32=-1 0 1 2 -1 0 1 2 -1 0 1 2 -1 0 1 2"]
+outputs = ["4xf32=344 344 344 344"]
+targets = ["llvm-cpu"]
+"""
+
+
+def test_a_build_check_and_release_through_the_cluster_make_what_a_local_build_makes(
         tmp_path, cluster):
     local = checkout(tmp_path / "local" / "repo")
     remote = checkout(tmp_path / "remote" / "repo")
@@ -92,14 +101,19 @@ def test_a_build_verify_and_release_through_the_cluster_make_what_a_local_build_
     assert set(run.ran("IREE")) <= set(went), run.output
     assert built(remote.root) == built(local.root)
 
-    local.scons("verify", "release", "-j2")
-    run = remote.scons("verify", "release", "-j2", address)
+    for project in (local, remote):
+        project.write("models/mlp.expected.toml", EXPECTED)
+    local.scons("check", "release", "-j2")
+    run = remote.scons("check", "release", "-j2", address)
     went.update(RAN_ON.findall(run.output))
-    # The front ends verify reads, its runs on the Vulkan device and the release's linked
-    # modules went too.
+    # The front ends verify reads, its runs on the Vulkan device, the expected-output case's
+    # run (check) and the release's linked modules went too.
     assert "build/vulkan/mlp/executables.mlir" in went, run.output
     assert "build/vulkan/mlp/verify/main_dispatch_1.verified" in went, run.output
     assert "matched IREE's executable on vulkan" in run.output
+    assert "build/llvm-cpu/mlp.check" in went, run.output
+    assert "check: build/llvm-cpu/mlp.vmfb: 1 case(s) of models/mlp.expected.toml matched" \
+        in run.output, run.output
     assert set(run.ran("IREE")) <= set(went), run.output
     assert set(went.values()) <= {"w1", "w2"}
     assert set(went) == set(cluster.steps_run("w1") + cluster.steps_run("w2"))

@@ -16,6 +16,7 @@ from pathlib import Path
 
 
 from iree_kernels.core import processes, toml_files, toolchains
+from iree_kernels.core.files import scratch_folder
 from iree_kernels.project.tolerances import TOLERANCE_KEYS, Tolerance, tolerance_error
 from iree_kernels.core.errors import UserError, closest, control_character, shown
 from iree_kernels.project.repo_paths import repo_path
@@ -129,6 +130,10 @@ def case_shapes(path: str | None, target: str) -> list[tuple[str, list, str]]:
             for case in load_cases(path, target)]
 
 
+def _run_here(argv: list[str], *, reads, writes, **given) -> processes.Finished:
+    return processes.run(argv, **given)
+
+
 def referenced_files(cases: list[Case]) -> list[str]:
     """Files the cases read through iree-run-module's ``@path`` syntax."""
     values = [v for case in cases for v in (*case.inputs, *case.outputs)]
@@ -137,21 +142,28 @@ def referenced_files(cases: list[Case]) -> list[str]:
 
 def run_case(case: Case, run_module: str, module: str, device: str,
              expected_file: str, cwd: str | None = None,
-             timeouts: toolchains.Timeouts | None = None) -> str:
+             timeouts: toolchains.Timeouts | None = None, runner=None,
+             work_in: str | None = None) -> str:
     """Run one case; return what it matched, or raise naming the first element that differs.
 
     ``@file`` inputs and outputs are relative to ``cwd`` (the repo root). The
     comparison is ``comparison.mismatch``: exact where the case says 0.
+    ``runner(argv, *, reads, writes, limit, cwd)`` runs iree-run-module as ``processes.run``
+    does (default: here; a build sends it to a worker with the device); what it writes goes
+    in a folder made in ``work_in`` (default: the system's temporary folder).
     """
     import numpy as np
     from iree_kernels.check.comparison import mismatch, parse_value
     where = {"file": expected_file, "entry": case.entry}
-    with tempfile.TemporaryDirectory(prefix="iree-kernels-check-") as work:
+    runner = runner or _run_here
+    with (scratch_folder(work_in, "check") if work_in else
+          tempfile.TemporaryDirectory(prefix="iree-kernels-check-")) as work:
         outputs = os.path.join(work, "outputs.npy")
         argv = case.argv(toolchains.real_program(run_module), module, device, outputs)
         limit = (timeouts or toolchains.default_timeouts()).of("RUN_TIMEOUT")
         try:
-            result = processes.run(argv, limit=limit, cwd=cwd)
+            result = runner(argv, reads=[module, *referenced_files([case])], writes=[outputs],
+                            limit=limit, cwd=cwd)
         except processes.TimeLimit:
             raise UserError(f"{module} on device '{device}': "
                             + toolchains.timeout_message("iree-run-module", limit, "RUN_TIMEOUT"),

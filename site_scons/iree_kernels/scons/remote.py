@@ -135,6 +135,30 @@ def device_runner(env, targets, driver: str):
     return run
 
 
+def process_runner(env, targets, driver: str):
+    """A runner of the IREE runtime for a check's ``targets`` as ``processes.run`` runs it
+    (``expected_outputs.run_case``): on a worker with a ``driver`` device where the build has a
+    cluster and the run can go, here otherwise."""
+    def run(argv: list[str], *, reads, writes, limit, cwd=None) -> processes.Finished:
+        found = cluster(env)
+        root = env.Dir("#").abspath
+        if found is not None and cwd in (None, root):
+            try:
+                step = step_for(env, argv, targets=targets,
+                                outputs=[_relative(root, p) for p in writes], limit=limit,
+                                also_read=[_relative(root, p) for p in reads], devices=(driver,))
+            except NotRemote as e:
+                step = found.stays_here(e)
+            outcome = found.run(step, root) if step else None
+            if outcome is not None:
+                _say(said_where(outcome, str(targets[0])))
+                if outcome.timed_out:
+                    raise processes.TimeLimit(limit, outcome.output)
+                return processes.Finished(outcome.returncode, outcome.output, "")
+        return processes.run(argv, limit=limit, cwd=cwd)
+    return run
+
+
 def device_elsewhere(env, driver: str) -> bool:
     """Whether the build's cluster has a worker with a ``driver`` device."""
     found = cluster(env)
