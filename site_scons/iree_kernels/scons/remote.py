@@ -1,7 +1,7 @@
 """The build's steps on a Dask cluster (DASK_SCHEDULER): which go, and as what.
 
-``attach`` gives the environment its ``Cluster`` where DASK_SCHEDULER is set and the build
-runs its steps (not -n, --question, -h, -c); ``step_for`` makes the ``Step`` of a command
+``attach`` gives the environment its ``Cluster`` where DASK_SCHEDULER is set (not for -h,
+-c); ``step_for`` makes the ``Step`` of a command
 whose targets SCons has scanned: its inputs are every file those targets depend on (a
 dependency the graph misses fails on the worker as it would in a clean checkout) inside the
 project (models and kernels are; a file outside it is a tool's own, which the worker has
@@ -27,7 +27,9 @@ from iree_kernels.scons.build_folder import file_memo
 
 def attach(env) -> None:
     address = env.get("DASK_SCHEDULER", "")
-    idle = any(SCons.Script.GetOption(o) for o in ("no_exec", "question", "help", "clean"))
+    # -n and --question run nothing, but declare what a build would (a check on a worker's
+    # device); -h and -c declare nothing that runs.
+    idle = any(SCons.Script.GetOption(o) for o in ("help", "clean"))
     env["IREE_DASK_CLUSTER"] = None if not address or idle else \
         Cluster(address, required=bool(env["DASK_REQUIRED"]), say=_say,
                 connect_timeout=toolchains.seconds(env["DASK_CONNECT_TIMEOUT"]) or None)
