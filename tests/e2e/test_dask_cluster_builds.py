@@ -124,10 +124,7 @@ def test_a_build_check_and_release_through_the_cluster_make_what_a_local_build_m
 
 
 def test_a_worker_killed_mid_compile_leaves_its_step_to_another_and_the_build_finishes(tmp_path):
-    files = ["models/layers.mlir"]
-    local = checkout(tmp_path / "local" / "repo", LAYERS, files)
-    local.scons("IREE_TARGETS=llvm-cpu")
-    remote = checkout(tmp_path / "remote" / "repo", LAYERS, files)
+    remote = checkout(tmp_path / "remote" / "repo", LAYERS, ["models/layers.mlir"])
     with LoopbackCluster(tmp_path / "cluster", {"w1": [], "w2": []}) as cluster:
         killed = []
 
@@ -149,7 +146,10 @@ def test_a_worker_killed_mid_compile_leaves_its_step_to_another_and_the_build_fi
         assert killed, "no step was seen running"
         assert dict(RAN_ON.findall(run.output)) == {"build/llvm-cpu/layers.vmfb": survivor}
         assert cluster.steps_run(killed[0]) == []
-    assert built(remote.root) == built(local.root)
+    # The module is the one the other worker made (the first test compares bytes with a
+    # local build), and the build is done.
+    assert list(built(remote.root)) == ["build/llvm-cpu/layers.vmfb"]
+    assert remote.scons("--question", "IREE_TARGETS=llvm-cpu", expect_ok=False).returncode == 0
 
 
 def test_a_step_runs_here_when_no_worker_has_the_same_iree_compile(tmp_path):
