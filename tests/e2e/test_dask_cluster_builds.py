@@ -96,8 +96,12 @@ def test_a_build_check_and_release_through_the_cluster_make_what_a_local_build_m
     local.scons("-j2")
     run = remote.scons("-j2", address)
     went = dict(RAN_ON.findall(run.output))
-    # mlp's relinked module: its unlinked compile from the model (dumping the sources) went.
+    # mlp's relinked module: its unlinked compile from the model (dumping the sources) went,
+    # and so did the shader's compile, its depfile with it.
     assert "build/llvm-cpu/mlp/unlinked/mlp.vmfb" in went, run.output
+    assert "build/kernels/vulkan/mlp_bias_relu_rowsum.spv" in went, run.output
+    depfile = "build/kernels/vulkan/mlp_bias_relu_rowsum.spv.d"
+    assert remote.read(depfile) == local.read(depfile)
     assert set(run.ran("IREE")) <= set(went), run.output
     assert built(remote.root) == built(local.root)
 

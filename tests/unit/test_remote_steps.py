@@ -9,8 +9,8 @@ import pytest
 
 from iree_kernels.core.errors import UserError
 from iree_kernels.remote.cluster import Cluster
-from iree_kernels.remote.steps import NotRemote, Outcome, Step, checked_path, digest, \
-    relative_arguments
+from iree_kernels.remote.steps import LIBRARY, NotRemote, Outcome, Step, checked_path, digest, \
+    relative_arguments, with_package
 from iree_kernels.remote.toolchain import identity
 from iree_kernels.remote.worker import StepRefused, Tool, WorkerState, run_here
 
@@ -102,3 +102,25 @@ def test_a_tool_is_known_by_its_bytes_and_those_of_the_libraries_beside_it(tmp_p
     first = identity(str(tmp_path / "tool"))
     (tmp_path / "libIREECompiler.so").write_bytes(b"lib two")
     assert identity(str(tmp_path / "tool")) != first
+
+
+def test_the_library_s_include_folder_travels_as_a_name_each_machine_fills_with_its_own():
+    arguments = relative_arguments([f"-I/opt/lib/iree_kernels/data/include", "-o", "x.spv"],
+                                   ROOT, "/opt/lib/iree_kernels")
+    assert arguments == ("-I{iree_kernels}/data/include", "-o", "x.spv")
+    made = step(arguments=arguments)
+    assert with_package(made.arguments, "/w/iree_kernels") == \
+        ["-I/w/iree_kernels/data/include", "-o", "x.spv"]
+    for elsewhere in ("-o{iree_kernels}/x", "--dump-to={iree_kernels}/x", "{iree_kernels}/x"):
+        with pytest.raises(ValueError, match="outside the step's folder"):
+            step(arguments=(elsewhere,))
+
+
+def test_a_depfile_naming_the_worker_s_copy_of_the_library_names_this_machine_s(tmp_path):
+    cluster = Cluster("tcp://127.0.0.1:9", required=False, say=print)
+    text = b"out/x.spv: a.glsl /w/iree_kernels/data/include/grid.glsl\n"
+    outcome = Outcome(0, "", {"out/x.spv.d": text}, {"out/x.spv.d": digest(text)}, "w1",
+                      package="/w/iree_kernels")
+    cluster._take(step(), outcome, str(tmp_path))
+    assert (tmp_path / "out/x.spv.d").read_bytes() == \
+        f"out/x.spv: a.glsl {LIBRARY}/data/include/grid.glsl\n".encode()

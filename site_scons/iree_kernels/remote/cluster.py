@@ -22,7 +22,7 @@ from typing import Callable
 from iree_kernels.core.errors import UserError
 from iree_kernels.core.files import read_regular, write_atomically
 from iree_kernels.core.stat_memo import file_stamp
-from iree_kernels.remote.steps import NotRemote, Outcome, Step, checked_path, digest
+from iree_kernels.remote.steps import LIBRARY, NotRemote, Outcome, Step, checked_path, digest
 from iree_kernels.remote.toolchain import device_resource, resource, short
 
 CONNECT_TIMEOUT = 10        # seconds to reach the scheduler
@@ -157,6 +157,10 @@ class Cluster:
                 raise UserError(f"worker {outcome.worker} sent {path} with bytes that are not "
                                 "those of its digest")
         for path, content in outcome.files.items():
+            if path.endswith(".d") and outcome.package and outcome.package != LIBRARY:
+                # A depfile names the headers the compile read: the library's as the worker has
+                # them, which are this machine's where the versions are the same.
+                content = content.replace(outcome.package.encode() + b"/", LIBRARY.encode() + b"/")
             destination = Path(root, path)
             destination.parent.mkdir(parents=True, exist_ok=True)
             write_atomically(destination, content)

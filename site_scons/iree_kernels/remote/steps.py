@@ -13,6 +13,10 @@ import hashlib
 import os
 import posixpath
 from dataclasses import dataclass, field
+from pathlib import Path
+
+# This library's folder on this machine.
+LIBRARY = str(Path(__file__).resolve().parents[1])
 
 
 class NotRemote(Exception):
@@ -48,8 +52,11 @@ class Step:
         for path in (*(p for p, _ in self.inputs), *self.outputs, *self.output_folders):
             checked_path(path)
         for argument in self.arguments:         # nothing it names lies outside its folder
-            _, value = _split_path(argument)
-            if value.startswith("/") or ".." in value.replace("=", "/").split("/"):
+            head, value = _split_path(argument)
+            if head == "-I" and value.startswith(PACKAGE + "/"):
+                value = value[len(PACKAGE) + 1:]        # the library's own headers, read only
+            if value.startswith("/") or ".." in value.replace("=", "/").split("/") or \
+                    PACKAGE in value:
                 raise ValueError(f"an argument names a path outside the step's folder: "
                                  f"{argument!r}")
 
@@ -71,6 +78,7 @@ class Outcome:
     waited: float = 0.0
     sent: int = 0
     received: int = 0
+    package: str = ""           # the worker's copy of this library (a depfile may name it)
 
 
 def digest(content: bytes) -> str:
@@ -95,8 +103,14 @@ def relative_to(root: str, path: str) -> str | None:
     return relative.replace(os.sep, "/")
 
 
-def relative_arguments(arguments: list[str], root: str) -> tuple[str, ...]:
-    """``arguments`` with the project's absolute paths made relative to its root.
+# Where an include folder of this library (its kernels' headers) stands in a command line: each
+# machine puts its own copy there, of the same version as the scheduler's and the workers'.
+PACKAGE = "{iree_kernels}"
+
+
+def relative_arguments(arguments: list[str], root: str, package: str = "") -> tuple[str, ...]:
+    """``arguments`` with the project's absolute paths made relative to its root, and
+    ``-I<package>/...`` (this library's folder) written ``-I{iree_kernels}/...``.
 
     An argument naming an absolute path elsewhere (``/x``, ``-o/x``, ``--flag=/x``, ``@/x``)
     cannot run in a worker's folder: NotRemote.
@@ -106,10 +120,18 @@ def relative_arguments(arguments: list[str], root: str) -> tuple[str, ...]:
     for argument in arguments:
         argument = argument.replace(prefix, "")
         head, value = _split_path(argument)
-        if value.startswith("/"):
+        if package and head == "-I" and (value + "/").startswith(package.rstrip("/") + "/"):
+            value = PACKAGE + value[len(package.rstrip("/")):]
+        elif value.startswith("/"):
             raise NotRemote(f"its command line names {value}, outside the project")
         shown.append(head + value)
     return tuple(shown)
+
+
+def with_package(arguments: tuple[str, ...], package: str) -> list[str]:
+    """``arguments`` with ``-I{iree_kernels}`` naming ``package``, this machine's copy."""
+    return [f"-I{package}{a[2 + len(PACKAGE):]}" if a.startswith("-I" + PACKAGE) else a
+            for a in arguments]
 
 
 def _split_path(argument: str) -> tuple[str, str]:
@@ -119,6 +141,7 @@ def _split_path(argument: str) -> tuple[str, str]:
     if argument.startswith("-") and "=" in argument:
         option, _, value = argument.partition("=")
         return option + "=", value
-    if argument.startswith("-") and not argument.startswith("--") and argument[2:3] == "/":
-        return argument[:2], argument[2:]       # -I/path, -o/path
+    if argument.startswith("-") and not argument.startswith("--") and \
+            argument[2:3] in ("/", "{"):
+        return argument[:2], argument[2:]       # -I/path, -o/path, -I{iree_kernels}/path
     return "", argument

@@ -14,9 +14,10 @@ from pathlib import Path
 
 from iree_kernels.core.files import CHUNK
 
-# The tools whose steps may run on a worker: the heavy ones. Kernel compilers stay here for
-# now: their depfiles name the headers of the machine that ran them.
-REMOTE_TOOLS = ("iree-compile", "iree-run-module")
+# The tools whose steps may run on a worker. A kernel compiler's depfile names the headers it
+# read: those in the project by the paths it was given (relative), its own by the worker's
+# paths, which the build drops where they are not here (as a header deleted since).
+REMOTE_TOOLS = ("iree-compile", "iree-run-module", "nvcc", "clang", "glslangValidator", "glslc")
 
 
 def tool_files(program: str) -> list[Path]:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from iree_kernels.core import processes
 from iree_kernels.core.files import remove_quietly, stage_content, put_in_place
-from iree_kernels.remote.steps import Outcome, Step, checked_path, digest
+from iree_kernels.remote.steps import LIBRARY, Outcome, Step, checked_path, digest, with_package
 from iree_kernels.remote.toolchain import REMOTE_TOOLS, device_resource, identity, resource
 
 PLUGIN = "iree-kernels"
@@ -103,18 +103,21 @@ def run_here(state: WorkerState, step: Step, blobs: dict[str, bytes], name: str)
             given.add(path)
         for path in (*step.output_folders, *(os.path.dirname(p) for p in step.outputs)):
             (folder / path).mkdir(parents=True, exist_ok=True)
-        argv = [tool.path, *step.arguments]
+        argv = [tool.path, *with_package(step.arguments, LIBRARY)]
+        temporary = folder / ".tmp"            # nvcc's and clang's own files stay in the folder
+        temporary.mkdir()
         started = time.monotonic()
         try:
             result = processes.run(argv, limit=step.limit, cwd=folder, stderr=processes.STDOUT,
-                                   keep=KEPT_OUTPUT)
+                                   keep=KEPT_OUTPUT, env={**os.environ, "TMPDIR": str(temporary)})
         except processes.TimeLimit as e:
             return Outcome(124, e.output, worker=name, seconds=time.monotonic() - started,
                            timed_out=True)
         ran = time.monotonic() - started
         files = _written(folder, step, given)
         return Outcome(result.returncode, result.stdout, files,
-                       {path: digest(content) for path, content in files.items()}, name, ran)
+                       {path: digest(content) for path, content in files.items()}, name, ran,
+                       package=LIBRARY)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -143,7 +146,10 @@ def local_tools(given: dict[str, str] | None = None) -> dict[str, Tool]:
     """The tools this machine has of REMOTE_TOOLS (``given``: name -> path, taken first)."""
     from iree_kernels.core import toolchains
     found = {"iree-compile": toolchains.iree_compile(),
-             "iree-run-module": toolchains.iree_tool("iree-run-module")}
+             "iree-run-module": toolchains.iree_tool("iree-run-module"),
+             "nvcc": toolchains.nvcc(), "clang": toolchains.on_path("clang"),
+             "glslangValidator": toolchains.on_path("glslangValidator"),
+             "glslc": toolchains.on_path("glslc")}
     found.update(given or {})
     return {name: Tool(os.path.realpath(path), identity(path))
             for name, path in found.items() if name in REMOTE_TOOLS and path}

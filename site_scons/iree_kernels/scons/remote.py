@@ -20,7 +20,7 @@ import SCons.Script
 from iree_kernels.core import processes, toolchains
 from iree_kernels.core.errors import UserError
 from iree_kernels.remote.cluster import Cluster
-from iree_kernels.remote.steps import NotRemote, Step, relative_arguments, relative_to
+from iree_kernels.remote.steps import LIBRARY, NotRemote, Step, relative_arguments, relative_to
 from iree_kernels.remote.toolchain import REMOTE_TOOLS, identity
 from iree_kernels.scons.build_folder import file_memo
 
@@ -62,7 +62,7 @@ def step_for(env, argv: list[str], *, targets, outputs: list[str], output_folder
                      lambda v: isinstance(v, str) and len(v) == 64)
     label = str(targets[0]) if targets else ""
     try:
-        return Step(tool, own, relative_arguments(list(argv[1:]), root),
+        return Step(tool, own, relative_arguments(list(argv[1:]), root, LIBRARY),
                     tuple(sorted(inputs.items())), tuple(outputs), tuple(output_folders), limit,
                     label, tuple(devices))
     except ValueError as e:
