@@ -67,7 +67,7 @@ from iree_kernels.core.errors import UserError
 from iree_kernels.ir.program import Program
 from iree_kernels.ir.program_text import NotSplittable, open_program
 from iree_kernels.core.files import link_atomically, write_atomically
-from iree_kernels.scons import caches, relinking
+from iree_kernels.scons import caches, relinking, remote
 from iree_kernels.scons.nodes import read_spec, spec_value
 from iree_kernels.scons.reporting import fail, reporting_user_errors
 from iree_kernels.scons.spawn import timeouts
@@ -227,9 +227,13 @@ def _stand_in_cached_executables(target, assembled, options, spec: dict,
                                  env) -> set[str]:
     """Compile the misses, put every cached executable's stand-in in place; their names."""
     jobs = _jobs()
+    # Where the build has a cluster, the batches' compiles go to its workers.
+    sent = remote.cluster(env) is not None
     compiler = codegen_cache.Compiler(env.subst("$IREE_COMPILE"), (options.get_path(),),
                                       tuple(spec["flags"]), print if env["VERBOSE"] else None,
-                                      timeouts(env))
+                                      timeouts(env),
+                                      remote.batch_runner(env, [target], timeouts(env)) if sent else None,
+                                      target.dir.abspath if sent else None)
     shared = env["IREE_CODEGEN_SHARED"]
     plan = codegen_cache.plan(assembled.executables(), spec["target"],
                               Path(env["IREE_CODEGEN_FOLDER"]), spec["compiler"],

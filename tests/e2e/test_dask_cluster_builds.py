@@ -190,3 +190,18 @@ def test_an_unreachable_scheduler_costs_one_warning_and_the_build_runs_here(tmp_
     run = project.scons("IREE_TARGETS=llvm-cpu", *nowhere)
     assert run.output.count("cannot reach the scheduler") == 1, run.output
     assert run.made_modules()
+
+
+def test_the_codegen_cache_s_batches_compile_on_the_workers(tmp_path, cluster):
+    manifest = '[models.elementwise]\nsource = "models/elementwise.mlir"\ntargets = ["llvm-cpu"]\n'
+    files = ["models/elementwise.mlir"]
+    local = checkout(tmp_path / "local" / "repo", manifest, files)
+    remote = checkout(tmp_path / "remote" / "repo", manifest, files)
+    cached = ("IREE_TARGETS=llvm-cpu", "EXECUTABLE_CACHE=llvm-cpu")
+    local.scons(*cached)
+    run = remote.scons(*cached, f"DASK_SCHEDULER={cluster.address}")
+    went = dict(RAN_ON.findall(run.output))
+    # ASSEMBLE compiles the cache's misses (CODEGEN): those batches went.
+    assert "build/llvm-cpu/elementwise/module/elementwise.mlir" in went, run.output
+    assert built(remote.root) == built(local.root)
+    assert "warning" not in run.output

@@ -40,7 +40,7 @@ from typing import Callable
 from iree_kernels.binaries import spirv
 from iree_kernels.core import toolchains
 from iree_kernels.core.errors import UserError
-from iree_kernels.core.files import is_regular
+from iree_kernels.core.files import is_regular, scratch_folder
 from iree_kernels.ir.fingerprints import PLACEHOLDER, name_pattern, normalized
 from iree_kernels.ir.program import EmbeddedObject, Program, ProgramExecutable
 from iree_kernels.cache.remote_cache import RemoteCache
@@ -303,12 +303,21 @@ class Compiler:
     flags: tuple[str, ...] = ()
     echo: Callable[[str], None] | None = None
     timeouts: toolchains.Timeouts | None = None
+    # runner(argv, *, reads, writes, output_folders, doing) runs iree-compile as
+    # toolchains.run does (a build sends it to a worker); its batches' files are then made
+    # in a folder inside ``work_in`` (the project), named relative to the working folder.
+    runner: Callable[..., object] | None = None
+    work_in: str | None = None
 
-    def run(self, argv: list[str], what: str) -> None:
+    def run(self, argv: list[str], what: str, *, reads=(), writes=(), output_folders=()) -> None:
         argv = [self.program, *argv, *(f"@{f}" for f in self.flag_files), *self.flags]
         if self.echo:
             self.echo(" ".join(argv))
-        toolchains.run(argv, doing=what, timeouts=self.timeouts)
+        if self.runner:
+            self.runner(argv, reads=[*reads, *self.flag_files], writes=list(writes),
+                        output_folders=list(output_folders), doing=what)
+        else:
+            toolchains.run(argv, doing=what, timeouts=self.timeouts)
 
 
 class CodegenFailed(UserError):
@@ -360,8 +369,9 @@ def _compile_batch(compiler: Compiler, batch: list[tuple[Entry, str]],
                    threads: tuple[str, ...] = ()) -> tuple[list[tuple[Entry, str]], str]:
     """Compile ``batch``; the entries IREE failed to translate, with their errors, and its log."""
     failures, log = [], ""
-    with tempfile.TemporaryDirectory(prefix="iree-codegen-cache-") as work:
-        work = Path(work)
+    with (scratch_folder(compiler.work_in, "codegen") if compiler.work_in else
+          tempfile.TemporaryDirectory(prefix="iree-codegen-cache-")) as work:
+        work = Path(os.path.relpath(work) if compiler.work_in else work)
         sources, translated = work / "sources.mlir", work / "translated.mlir"
         while batch:
             sources.write_text("\n".join(source for _, source in batch) + "\n",
@@ -370,7 +380,8 @@ def _compile_batch(compiler: Compiler, batch: list[tuple[Entry, str]],
                 compiler.run([str(sources), "--compile-from=executable-sources",
                               "--compile-to=executable-targets", *threads,
                               "-o", str(translated)],
-                             "translate executables for the codegen cache")
+                             "translate executables for the codegen cache",
+                             reads=[sources], writes=[translated])
                 break
             except UserError as e:
                 failed = _failed_entries(str(e), str(sources), batch)
@@ -384,10 +395,13 @@ def _compile_batch(compiler: Compiler, batch: list[tuple[Entry, str]],
             return failures, log
         binaries = []
         if batch[0][0].binary_suffix:
+            serialized = work / "serialized.vmfb"       # the executables alone: no weights
             compiler.run([str(translated), "--compile-from=executable-targets",
                           "--iree-hal-link-executables=false", *threads,
                           f"--iree-hal-dump-executable-binaries-to={work / 'binaries'}",
-                          "-o", os.devnull], "serialize executables for the codegen cache")
+                          "-o", str(serialized)], "serialize executables for the codegen cache",
+                         reads=[translated], writes=[serialized],
+                         output_folders=[work / "binaries"])
             binaries = sorted((work / "binaries").iterdir())
         with Program(translated.read_text(encoding="utf-8"), str(translated)) as program:
             for entry, source in batch:

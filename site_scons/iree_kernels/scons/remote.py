@@ -161,6 +161,15 @@ def process_runner(env, targets, driver: str):
     return run
 
 
+def batch_runner(env, targets, timeouts):
+    """A runner of iree-compile for the codegen cache's batches of ``targets``' module
+    (``codegen_cache.Compiler``): on a worker where the step can go, here otherwise."""
+    def run(argv: list[str], *, reads, writes, output_folders=(), doing="") -> str:
+        return run_tool(env, argv, timeouts=timeouts, targets=targets, outputs=writes,
+                        output_folders=output_folders, also_read=reads, doing=doing)
+    return run
+
+
 def device_elsewhere(env, driver: str) -> bool:
     """Whether the build's cluster has a worker with a ``driver`` device."""
     found = cluster(env)
