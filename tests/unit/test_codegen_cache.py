@@ -241,7 +241,7 @@ class FailingOn(codegen_cache.Compiler):
         object.__setattr__(self, "marker", marker)
         object.__setattr__(self, "runs", [])
 
-    def run(self, argv, what):
+    def run(self, argv, what, **files):
         source = argv[0]
         lines = open(source).read().split("\n")
         self.runs.append(len(lines))
