@@ -36,6 +36,7 @@ from iree_kernels.core import toolchains
 from iree_kernels.core.errors import UserError, shown
 from iree_kernels.ir.program import Program
 from iree_kernels.core.files import read_text, write_atomically
+from iree_kernels.scons import remote
 from iree_kernels.scons.escaping import program
 from iree_kernels.scons.module import DeclaredModule
 from iree_kernels.scons.reporting import reporting_user_errors
@@ -59,13 +60,15 @@ def run_microbenchmarks(target, source, env):
                                                                     env["IREE_RUN_TARGET"]),
                                           timeouts(env))
     device = env["IREE_RUN_DEVICE"]
-    available = runtime.device_driver(device) in runtime.available_drivers(
-        env.subst("$IREE_RUN_MODULE"), timeouts(env))
+    driver = runtime.device_driver(device)
+    available = driver in runtime.available_drivers(env.subst("$IREE_RUN_MODULE"),
+                                                    timeouts(env)) \
+        or remote.device_elsewhere(env, driver)
     measured = Path(target[0].abspath).with_suffix(".measured")
     kept = Measurements(measured, again=env["REMEASURE"])
     with Program(Path(ops).read_text(), ops) as sources:
         results = [_measure(env, sub, found.get(sub.executable), sources, work, options,
-                            device, available, kept) for sub in record.substitutions]
+                            device, available, kept, target) for sub in record.substitutions]
     kept.forget_the_rest()
     write_atomically(target[0].abspath, benchmarks.to_json(results))
 
@@ -114,7 +117,8 @@ def _files_named(flags: list[str]) -> list[str]:
     return [sha256_file(path) if path.is_file() else "" for path in paths]
 
 
-def _measure(env, sub, found, sources, work, options, device, available, kept=None):
+def _measure(env, sub, found, sources, work, options, device, available, kept=None,
+             target=None):
     result = benchmarks.Result(sub.model, sub.target, sub.executable, sub.export, sub.kernel,
                                device=device)
     if found is None:
@@ -156,11 +160,14 @@ def _measure(env, sub, found, sources, work, options, device, available, kept=No
     if compiled and available:
         program = env.subst("$IREE_BENCHMARK_MODULE")
         flags = env.Split(env.subst("$IREE_BENCHMARKFLAGS"))
+        runner = remote.device_runner(env, target, runtime.device_driver(device)) \
+            if remote.cluster(env) else None
         if plain in compiled:
-            result.plain_us = benchmarks.time_per_dispatch(program, plain, device, flags, limits)
+            result.plain_us = benchmarks.time_per_dispatch(program, plain, device, flags, limits,
+                                                           runner)
         if substituted in compiled:
             result.substituted_us = benchmarks.time_per_dispatch(program, substituted, device,
-                                                                 flags, limits)
+                                                                 flags, limits, runner)
     result.note = "; ".join(notes)
     if kept is not None and available:          # what was timed, or could not be
         kept.keep(key, result)

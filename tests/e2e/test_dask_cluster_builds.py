@@ -126,6 +126,11 @@ def test_a_build_check_and_release_through_the_cluster_make_what_a_local_build_m
     assert len(built(local.root)) >= 4
     assert remote.scons("--question", "release", expect_ok=False).returncode == 0
 
+    # The microbenchmarks' timing runs go to a worker with the device too.
+    run = remote.scons("bench", address)
+    timed = [path for path in RAN_ON.findall(run.output) if path[0].endswith(".json")]
+    assert timed and {worker for _, worker in timed} <= {"w1", "w2"}, run.output
+
 
 def test_a_worker_killed_mid_compile_leaves_its_step_to_another_and_the_build_finishes(tmp_path):
     remote = checkout(tmp_path / "remote" / "repo", LAYERS, ["models/layers.mlir"])

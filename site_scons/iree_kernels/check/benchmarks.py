@@ -16,6 +16,7 @@ from pathlib import Path
 
 from iree_kernels.core import toolchains
 from iree_kernels.core.errors import UserError
+from iree_kernels.core.files import remove_quietly
 
 # iree-benchmark-module's flags of 'scons bench' (IREE_BENCHMARKFLAGS)
 BENCHMARK_FLAGS = "--benchmark_repetitions=5 --batch_size=100"
@@ -126,9 +127,10 @@ def compile_benchmark(iree_compile: str, source: Path, options: str, flags: list
 
 
 def time_per_dispatch(benchmark_module: str, module: Path, device: str,
-                      flags: list[str], timeouts: toolchains.Timeouts | None = None) -> float:
+                      flags: list[str], timeouts: toolchains.Timeouts | None = None,
+                      runner=None) -> float:
     """Median wall time of one dispatch, in microseconds."""
-    runs = _iterations(benchmark_module, module, device, flags, timeouts)
+    runs = _iterations(benchmark_module, module, device, flags, timeouts, runner)
     return statistics.median(us for _, us in runs)
 
 
@@ -140,21 +142,36 @@ def times_per_dispatch(benchmark_module: str, module: Path, device: str,
 
 
 def repetitions(benchmark_module: str, module: Path, device: str, flags: list[str],
-                timeouts: toolchains.Timeouts | None = None) -> dict[str, list[float]]:
+                timeouts: toolchains.Timeouts | None = None,
+                runner=None) -> dict[str, list[float]]:
     """Each benchmark function's time per dispatch in every repetition, in microseconds."""
     by_function: dict[str, list[float]] = {}
-    for function, us in _iterations(benchmark_module, module, device, flags, timeouts):
+    for function, us in _iterations(benchmark_module, module, device, flags, timeouts, runner):
         by_function.setdefault(function, []).append(us)
     return by_function
 
 
 def _iterations(benchmark_module: str, module: Path, device: str,
-                flags: list[str], timeouts: toolchains.Timeouts | None
+                flags: list[str], timeouts: toolchains.Timeouts | None, runner=None
                 ) -> list[tuple[str, float]]:
-    """(benchmark function, microseconds per dispatch) of every timed repetition."""
+    """(benchmark function, microseconds per dispatch) of every timed repetition.
+
+    ``runner(argv, *, reads, writes, file, doing, timeouts)`` runs iree-benchmark-module
+    (a build sends it to a worker with the device); its JSON is then written to a file
+    beside the module (``<module>.benchmark.json``), as what it prints is not only JSON."""
     argv = [benchmark_module, f"--module={module}", f"--device={device}",
             "--benchmark_format=json", *flags]
-    output = toolchains.run(argv, file=str(module), timeouts=timeouts)
+    if runner is None:
+        output = toolchains.run(argv, file=str(module), timeouts=timeouts)
+    else:
+        written = Path(f"{module}.benchmark.json")
+        try:
+            runner([*argv, f"--benchmark_out={written}", "--benchmark_out_format=json"],
+                   reads=[module], writes=[written], file=str(module),
+                   doing=f"time {module}", timeouts=timeouts)
+            output = written.read_text(encoding="utf-8")
+        finally:
+            remove_quietly(written)
     runs = [b for b in json.loads(output)["benchmarks"] if b.get("run_type") == "iteration"]
     scale = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
     # run_name: BM_<function>/process_time/real_time

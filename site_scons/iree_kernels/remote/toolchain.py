@@ -17,7 +17,8 @@ from iree_kernels.core.files import CHUNK
 # The tools whose steps may run on a worker. A kernel compiler's depfile names the headers it
 # read: those in the project by the paths it was given (relative), its own by the worker's
 # paths, which the build drops where they are not here (as a header deleted since).
-REMOTE_TOOLS = ("iree-compile", "iree-run-module", "nvcc", "clang", "glslangValidator", "glslc")
+REMOTE_TOOLS = ("iree-compile", "iree-run-module", "iree-benchmark-module", "nvcc", "clang",
+                "glslangValidator", "glslc")
 
 
 def tool_files(program: str) -> list[Path]:

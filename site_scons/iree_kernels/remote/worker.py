@@ -147,6 +147,7 @@ def local_tools(given: dict[str, str] | None = None) -> dict[str, Tool]:
     from iree_kernels.core import toolchains
     found = {"iree-compile": toolchains.iree_compile(),
              "iree-run-module": toolchains.iree_tool("iree-run-module"),
+             "iree-benchmark-module": toolchains.iree_tool("iree-benchmark-module"),
              "nvcc": toolchains.nvcc(), "clang": toolchains.on_path("clang"),
              "glslangValidator": toolchains.on_path("glslangValidator"),
              "glslc": toolchains.on_path("glslc")}

@@ -40,10 +40,12 @@ def cluster(env) -> Cluster | None:
 
 
 def step_for(env, argv: list[str], *, targets, outputs: list[str], output_folders=(),
-             limit: float | None, also_read=(), devices=()) -> Step:
+             limit: float | None, also_read=(), devices=(), graph: bool = True) -> Step:
     """The Step running ``argv`` for ``targets`` (SCons nodes, scanned), writing ``outputs``
     (paths relative to the root) and the files in ``output_folders``; ``also_read``: files
-    the step's own action wrote before it. NotRemote where it stays here."""
+    the step's own action wrote before it; ``graph`` False: those are all it reads (a run of
+    a module a step made), not every dependency of ``targets``. NotRemote where it stays
+    here."""
     program = toolchains.real_program(argv[0])
     tool = os.path.basename(program)
     if tool not in REMOTE_TOOLS:
@@ -52,7 +54,7 @@ def step_for(env, argv: list[str], *, targets, outputs: list[str], output_folder
     memo = file_memo(env)
     cluster_ = cluster(env)
     inputs = {}
-    for node in [*_read_by(targets), *also_read]:
+    for node in [*(_read_by(targets) if graph else ()), *also_read]:
         path = node.get_abspath() if hasattr(node, "get_abspath") else os.path.join(root, node)
         relative = relative_to(root, path)
         if relative is None:
@@ -97,7 +99,8 @@ def _say(line: str) -> None:
 
 
 def run_tool(env, argv: list[str], *, timeouts, targets=None, outputs=(), output_folders=(),
-             also_read=(), devices=(), doing: str = "", file: str | None = None) -> str:
+             also_read=(), devices=(), graph: bool = True, doing: str = "",
+             file: str | None = None) -> str:
     """``toolchains.run(argv)`` for a step's action: on a worker where the build has a cluster
     and the step can go (``step_for``: ``targets``' dependencies and ``also_read`` are its
     inputs; ``outputs`` and ``output_folders``, absolute or relative to the root, what it
@@ -112,7 +115,7 @@ def run_tool(env, argv: list[str], *, timeouts, targets=None, outputs=(), output
                             output_folders=[_relative(root, p) for p in output_folders],
                             limit=timeouts.for_program(program),
                             also_read=[_relative(root, p) for p in also_read],
-                            devices=devices)
+                            devices=devices, graph=graph)
         except NotRemote as e:
             step = found.stays_here(e)
         outcome = found.run(step, root) if step else None
@@ -133,7 +136,7 @@ def device_runner(env, targets, driver: str):
     def run(argv: list[str], *, reads, writes, file=None, doing="", timeouts=None) -> str:
         return run_tool(env, argv, timeouts=timeouts or toolchains.default_timeouts(),
                         targets=targets, outputs=writes, also_read=reads, devices=(driver,),
-                        doing=doing, file=file)
+                        graph=False, doing=doing, file=file)
     return run
 
 
@@ -148,7 +151,8 @@ def process_runner(env, targets, driver: str):
             try:
                 step = step_for(env, argv, targets=targets,
                                 outputs=[_relative(root, p) for p in writes], limit=limit,
-                                also_read=[_relative(root, p) for p in reads], devices=(driver,))
+                                also_read=[_relative(root, p) for p in reads], devices=(driver,),
+                                graph=False)
             except NotRemote as e:
                 step = found.stays_here(e)
             outcome = found.run(step, root) if step else None
