@@ -35,6 +35,7 @@ from iree_kernels.perf import hotspot_report, hotspots
 from iree_kernels import settings
 from iree_kernels.core import toolchains
 from iree_kernels.core.files import write_atomically
+from iree_kernels.scons import remote
 from iree_kernels.scons.module import DeclaredModule
 from iree_kernels.scons.nodes import spec_value
 from iree_kernels.scons.reporting import reporting_user_errors
@@ -86,9 +87,12 @@ def write_hotspot_report(target, source, env):
     flags = env.Split(env.subst("$IREE_HOTSPOTFLAGS"))
     report = hotspot_report.Report(record.model, record.target, env["IREE_RUN_DEVICE"], rows,
                                    " ".join(flags))
-    available = runtime.device_driver(report.device) in runtime.available_drivers(
-        env.subst("$IREE_RUN_MODULE"), timeouts(env))
-    hotspots.time(report, env.subst("$IREE_BENCHMARK_MODULE"), flags, available, timeouts(env))
+    driver = runtime.device_driver(report.device)
+    available = driver in runtime.available_drivers(env.subst("$IREE_RUN_MODULE"),
+                                                    timeouts(env)) \
+        or remote.device_elsewhere(env, driver)
+    hotspots.time(report, env.subst("$IREE_BENCHMARK_MODULE"), flags, available, timeouts(env),
+                  remote.device_runner(env, target, driver) if remote.cluster(env) else None)
     text, plotted = hotspot_report.write(report, Path(target[0].abspath))
     print(text + (f"(also {target[1]}, {target[2]})" if plotted else
                   f"(also {target[1]}; {hotspot_report.NO_PLOT})") + "\n", end="")

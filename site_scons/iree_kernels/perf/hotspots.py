@@ -318,8 +318,9 @@ def compile_kernels(iree_compile: str, dumped: Path, program: Path, options: str
 
 
 def time(report: Report, benchmark_module: str, flags: list[str], available: bool,
-         timeouts: toolchains.Timeouts | None = None) -> None:
-    """Time every row with a module, and its kernel's, one iree-benchmark-module run per module."""
+         timeouts: toolchains.Timeouts | None = None, runner=None) -> None:
+    """Time every row with a module, and its kernel's, one iree-benchmark-module run per module
+    (``runner``: as ``benchmarks.repetitions`` takes it)."""
     for row in report.rows:
         if row.module and not available:
             row.note = f"no {report.device} device here"
@@ -327,14 +328,14 @@ def time(report: Report, benchmark_module: str, flags: list[str], available: boo
         return
     for module in sorted({r.module for r in report.rows if r.module}):
         times = benchmarks.repetitions(benchmark_module, Path(module), report.device, flags,
-                                        timeouts)
+                                        timeouts, runner)
         for row in report.rows:
             if row.module == module:
                 _take(row, times.get(row.function))
                 row.note = "" if row.us_per_dispatch is not None else "not timed"
     for module in sorted({r.kernel_module for r in report.rows if r.kernel_module}):
         times = benchmarks.repetitions(benchmark_module, Path(module), report.device, flags,
-                                        timeouts)
+                                        timeouts, runner)
         for row in report.rows:
             if row.kernel_module == module:
                 found = times.get(row.function)
