@@ -125,7 +125,7 @@ def test_rows_whose_totals_lie_within_each_others_spread_are_ranked_as_ties():
 def test_time_takes_the_median_and_range_of_the_repetitions_and_times_the_kernels(monkeypatch):
     measured = {"m": {"f_heavy": [30.0, 33.0, 29.0]}, "k": {"f_heavy": [21.0, 20.0, 19.0]}}
     monkeypatch.setattr(hotspots.benchmarks, "repetitions",
-                        lambda program, module, device, flags, timeouts: measured[str(module)])
+                        lambda program, module, device, flags, timeouts, runner=None: measured[str(module)])
     row = Hotspot("heavy", "heavy_x", 1, "f_heavy", module="m", substituted_by="k.c",
                   kernel_module="k")
     hotspots.time(Report("net", "llvm-cpu", "local-sync", [row]), "bm", [], available=True)
