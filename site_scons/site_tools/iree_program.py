@@ -232,7 +232,7 @@ def _stand_in_cached_executables(target, assembled, options, spec: dict,
     compiler = codegen_cache.Compiler(env.subst("$IREE_COMPILE"), (options.get_path(),),
                                       tuple(spec["flags"]), print if env["VERBOSE"] else None,
                                       timeouts(env),
-                                      remote.batch_runner(env, [target], timeouts(env)) if sent else None,
+                                      remote.compile_runner(env, [target], timeouts(env)) if sent else None,
                                       target.dir.abspath if sent else None)
     shared = env["IREE_CODEGEN_SHARED"]
     plan = codegen_cache.plan(assembled.executables(), spec["target"],

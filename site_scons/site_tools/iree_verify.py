@@ -77,7 +77,7 @@ def build_harness_modules(target, source, env):
     plan.note, plan.shapes = found.get("note", ""), found.get("shapes", "")
     if not plan.note:
         plan.note = _compile_both(env, found["harness"], options.abspath, applied.flags,
-                                  iree_module, kernel_module, landing.executable)
+                                  iree_module, kernel_module, landing.executable, target)
     if plan.note:
         for module in (iree_module, kernel_module):
             write_atomically(module, b"")
@@ -88,22 +88,23 @@ def build_harness_modules(target, source, env):
 
 
 def _compile_both(env, harness: str, options: str, flags: list[str], iree_module: str,
-                  kernel_module: str, executable: str) -> str:
+                  kernel_module: str, executable: str, target) -> str:
     """Compile the harness plain and with the substitution; why IREE's cannot be, or ''."""
     iree_compile = env.subst("$IREE_COMPILE")
+    runner = remote.compile_runner(env, target, timeouts(env)) if remote.cluster(env) else None
     with scratch_folder(Path(iree_module).parent, "harness") as work:
         source = Path(work) / "harness.mlir"
         source.write_text(harness)
         try:
             benchmarks.compile_benchmark(iree_compile, source, options, [], Path(work) / "iree.vmfb",
-                                         timeouts(env))
+                                         timeouts(env), runner)
         except UserError as e:
             first = next((line for line in str(e).splitlines() if "error:" in line), str(e))
             why = first.split("error:", 1)[-1].strip()      # its location is a deleted file
             return (f"IREE cannot compile {executable} for this target, so there is nothing to "
                     f"compare the kernel with ({why[:200]})")
         benchmarks.compile_benchmark(iree_compile, source, options, flags,
-                                     Path(work) / "kernel.vmfb", timeouts(env))
+                                     Path(work) / "kernel.vmfb", timeouts(env), runner)
         for made, path in (("iree.vmfb", iree_module), ("kernel.vmfb", kernel_module)):
             write_atomically(path, (Path(work) / made).read_bytes())
     return ""

@@ -113,6 +113,7 @@ def test_a_build_check_and_release_through_the_cluster_make_what_a_local_build_m
     # The front ends verify reads, its runs on the Vulkan device, the expected-output case's
     # run (check) and the release's linked modules went too.
     assert "build/vulkan/mlp/executables.mlir" in went, run.output
+    assert "build/vulkan/mlp/verify/main_dispatch_1.verify.json" in went, run.output  # harnesses
     assert "build/vulkan/mlp/verify/main_dispatch_1.verified" in went, run.output
     assert "matched IREE's executable on vulkan" in run.output
     assert "build/llvm-cpu/mlp.check" in went, run.output

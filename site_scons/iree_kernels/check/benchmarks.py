@@ -121,9 +121,16 @@ def with_source(benchmark: Path, sources, name: str) -> str:
 
 
 def compile_benchmark(iree_compile: str, source: Path, options: str, flags: list[str],
-                      output: Path, timeouts: toolchains.Timeouts | None = None) -> None:
-    toolchains.run([iree_compile, str(source), f"@{options}", *flags, "-o", str(output)],
-                   file=str(source), timeouts=timeouts)
+                      output: Path, timeouts: toolchains.Timeouts | None = None,
+                      runner=None) -> None:
+    """``source`` compiled into ``output``; ``runner(argv, *, reads, writes, file, doing,
+    timeouts)`` runs iree-compile where given (a build sends it to a worker)."""
+    argv = [iree_compile, str(source), f"@{options}", *flags, "-o", str(output)]
+    if runner is None:
+        toolchains.run(argv, file=str(source), timeouts=timeouts)
+    else:
+        runner(argv, reads=[source], writes=[output], file=str(source),
+               doing=f"compile {output.name}", timeouts=timeouts)
 
 
 def time_per_dispatch(benchmark_module: str, module: Path, device: str,

@@ -165,12 +165,14 @@ def process_runner(env, targets, driver: str):
     return run
 
 
-def batch_runner(env, targets, timeouts):
-    """A runner of iree-compile for the codegen cache's batches of ``targets``' module
-    (``codegen_cache.Compiler``): on a worker where the step can go, here otherwise."""
-    def run(argv: list[str], *, reads, writes, output_folders=(), doing="") -> str:
+def compile_runner(env, targets, timeouts):
+    """A runner of iree-compile for a step of ``targets`` that compiles files it wrote itself
+    (the codegen cache's batches, verify's harnesses): on a worker where the step can go, here
+    otherwise; what the step depends on is read too (the kernels a flag names)."""
+    def run(argv: list[str], *, reads, writes, output_folders=(), doing="", file=None,
+            timeouts=timeouts) -> str:
         return run_tool(env, argv, timeouts=timeouts, targets=targets, outputs=writes,
-                        output_folders=output_folders, also_read=reads, doing=doing)
+                        output_folders=output_folders, also_read=reads, doing=doing, file=file)
     return run
 
 
