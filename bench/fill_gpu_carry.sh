@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Fills .perf/ (ignored by git) with what bench/gpu_machine.sh unpacks on the GPU machine, which
 # has no registry access and a 64 MiB carry limit (../shared/notes/iree-compile-on-the-gpu-machine.md):
-#   bash bench/fill_gpu_carry.sh [--models onnx_resnet50,torch_layers] [--without-compiler]
+#   bash bench/fill_gpu_carry.sh [--models onnx_resnet50,torch_layers,inception_v1] [--without-compiler]
 # The compiler (iree-base-compiler's cp312 wheel, its libIREECompiler.so zstd'ed: about 4 min on
 # 2 cores), scons, zstd, glslangValidator and spirv-val (Debian's, unpacked aside), iree-run-module
-# and iree-benchmark-module, and the models named, as bench/dense_resources.py's blobs.
+# and iree-benchmark-module, and the models named (onnx_*: the corpus's dense ONNX nets; torch_*:
+# its torch exports; other names: the onnx package's light models), as bench/dense_resources.py's blobs.
 # --without-compiler: for the GPU tests, which compile nothing there (pre-built here).
 # --without-benchmark: no iree-benchmark-module (the hotspots tests need it), where the carry
 # (64 MiB with the working tree) would not fit.
@@ -55,6 +56,10 @@ for name in "${names[@]}"; do
       "$python" -P site_scons/iree_kernels/data/import_torch.py "$work/corpus/$name.pt2" \
         -o "$model"
     fi
+  elif [[ $name != onnx_* ]]; then          # the onnx package's light model of that name
+    light=$("$python" -c 'import onnx, os, sys; print(os.path.join(os.path.dirname(onnx.__file__), "backend/test/data/light", f"light_{sys.argv[1]}.onnx"))' "$name")
+    .venv/bin/iree-import-onnx "$light" --opset-version 17 -o "$work/$name.mlir"
+    model=$work/$name.mlir
   else
     "$python" -m bench.corpus "$work/corpus" --only "$name" --onnx "${name#onnx_}" >/dev/null
     .venv/bin/iree-import-onnx "$work/corpus/$name.onnx" --opset-version 17 -o "$work/$name.mlir"

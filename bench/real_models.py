@@ -12,7 +12,8 @@ weights), imported with ``iree-import-onnx --opset-version 17``;
 5 MB), which is what users' models weigh; ``torch_layers`` is the corpus's
 torch export of four Linear+ReLU layers of one shape (one executable, several
 dispatch sites) at ``--scale`` (16: 2048 wide, 67 MB of weights); ``layers``
-is the synthetic 41-executable model (models/generate_layers.py). IREE 3.13's
+is the synthetic 41-executable model (models/generate_layers.py), ``layers<N>`` the same
+generator's N layers (2N + 1 executables: ``layers260`` has 521). IREE 3.13's
 CUDA codegen fails on convolutions of the ONNX nets, so CUDA is measured on
 ``layers`` and the torch models only.
 
@@ -93,8 +94,8 @@ def run(argv, cwd: Path, env: dict | None = None, check: bool = True) -> tuple[f
 
 
 def model_text(name: str, work: Path) -> str:
-    if name == "layers":
-        return generate_layers.model_mlir(generate_layers.layers())
+    if name.startswith("layers"):
+        return generate_layers.model_mlir(generate_layers.layers(count=_layer_count(name)))
     imported = work / f"{name}.mlir"
     carried = os.environ.get("IREE_KERNELS_BENCH_MODELS")      # imported elsewhere
     if carried and (Path(carried) / f"{name}.mlir").exists():
@@ -113,14 +114,23 @@ def model_text(name: str, work: Path) -> str:
     return imported.read_text()
 
 
+def _layer_count(name: str) -> int:
+    """``layers``: the 20 layers of models/layers.mlir; ``layers<N>``: N layers (2N + 1 executables)."""
+    count = name.removeprefix("layers")
+    if count and not count.isdigit():
+        raise SystemExit(f"bench: unknown model {name} (layers or layers<N>)")
+    return int(count) if count else len(generate_layers.WIDTHS) - 1
+
+
 def one_op_changed(name: str, text: str) -> str | None:
     """The model with one operation changed: the middle ReLU a sigmoid (layers: layer 7 leaky).
 
     None for the torch models: every layer of torch_layers is one executable's
     dispatch site, so any op changed there changes the kernel's executable.
     """
-    if name == "layers":
-        return generate_layers.model_mlir(generate_layers.layers(change=7))
+    if name.startswith("layers"):
+        return generate_layers.model_mlir(generate_layers.layers(change=7,
+                                                                 count=_layer_count(name)))
     if name.startswith("torch_"):
         return None
     relus = [m.start() for m in re.finditer(r'"onnx\.Relu"', text)]
@@ -287,7 +297,7 @@ def main() -> None:
     configurations = [(m, t, c == "on", r == "on") for m in args.models.split(",")
                       for t in args.targets.split(",") for c in args.cache.split(",")
                       for r in args.relink.split(",")
-                      if t != "cuda" or m == "layers" or m.startswith("torch_")]
+                      if t != "cuda" or m.startswith(("layers", "torch_"))]
     kernels = tuple(args.kernels.split(","))
     print(f"{len(os.sched_getaffinity(0))} cores, scons -j{args.jobs}, median of {args.repeat}; "
           "seconds (ratio to plain)")

@@ -52,8 +52,12 @@ class Layer:
         return h / np.sqrt(1 + (h * h).sum(axis=1, keepdims=True) / self.width_out)
 
 
-def layers(change: int | None = None, insert: int | None = None) -> list[Layer]:
-    stack = [Layer(a, b, i) for i, (a, b) in enumerate(zip(WIDTHS, WIDTHS[1:]))]
+def layers(change: int | None = None, insert: int | None = None,
+           count: int = len(WIDTHS) - 1) -> list[Layer]:
+    """The stack of ``count`` layers (widths 4 -> 5 -> ... -> 4 + count: 2 x count + 1
+    executables), layer ``change`` leaky, a square layer inserted before layer ``insert``."""
+    widths = tuple(4 + i for i in range(count + 1))
+    stack = [Layer(a, b, i) for i, (a, b) in enumerate(zip(widths, widths[1:]))]
     if change is not None:
         old = stack[change]
         stack[change] = Layer(old.width_in, old.width_out, old.seed, "leaky_relu")
