@@ -102,7 +102,10 @@ def model_text(name: str, work: Path) -> str:
         return (Path(carried) / f"{name}.mlir").read_text()
     if not imported.exists() and name.startswith("torch_"):
         from bench import corpus
-        corpus.write_torch(work, name, seed=0, scale=SCALE)
+        entry = corpus.write_torch(work, name, seed=0, scale=SCALE)
+        if entry.source.endswith(".pt2"):           # imported as the build imports it
+            run([sys.executable, "-P", REPO / "site_scons/iree_kernels/data/import_torch.py",
+                 work / entry.source, "-o", imported], work)
         return imported.read_text()
     if not imported.exists():
         import onnx
