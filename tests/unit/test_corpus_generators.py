@@ -62,3 +62,14 @@ def test_a_huggingface_model_without_transformers_names_the_requirements_file(tm
                                          "bench/requirements-hf.txt"):
         corpus.write(tmp_path, ["hf_gpt2"])
     assert not list(tmp_path.iterdir())
+
+
+def test_the_layers_generator_writes_the_checked_in_model_and_any_count_of_distinct_layers():
+    from harness import REPO
+    from models import generate_layers
+    assert generate_layers.model_mlir(generate_layers.layers()) == \
+        (REPO / "models/layers.mlir").read_text()
+    stack = generate_layers.layers(change=7, count=260)      # bench/real_models.py's layers260
+    assert len({(layer.width_in, layer.width_out) for layer in stack}) == 260
+    assert [layer.activation for layer in stack].count("leaky_relu") == 1
+    assert stack[7].activation == "leaky_relu"
