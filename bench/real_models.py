@@ -59,6 +59,7 @@ from pathlib import Path
 
 from bench import kernel_edits
 from iree_kernels.core import toolchains
+from iree_kernels.importers import torch_importer
 from iree_kernels.ir.program import Program
 from models import generate_layers
 from tests import harness
@@ -104,8 +105,8 @@ def model_text(name: str, work: Path) -> str:
         from bench import corpus
         entry = corpus.write_torch(work, name, seed=0, scale=SCALE)
         if entry.source.endswith(".pt2"):           # imported as the build imports it
-            run([sys.executable, "-P", REPO / "site_scons/iree_kernels/data/import_torch.py",
-                 work / entry.source, "-o", imported], work)
+            run([sys.executable, "-P", torch_importer.SCRIPT, work / entry.source, "-o", imported],
+                work)
         return imported.read_text()
     if not imported.exists():
         import onnx
@@ -122,7 +123,7 @@ def _layer_count(name: str) -> int:
     count = name.removeprefix("layers")
     if count and not count.isdigit():
         raise SystemExit(f"bench: unknown model {name} (layers or layers<N>)")
-    return int(count) if count else len(generate_layers.WIDTHS) - 1
+    return int(count) if count else generate_layers.LAYERS
 
 
 def one_op_changed(name: str, text: str) -> str | None:

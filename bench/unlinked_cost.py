@@ -20,13 +20,12 @@ import time
 from pathlib import Path
 
 from iree_kernels.core import toolchains
+from iree_kernels.ir.targets import REPRODUCIBLE_FLAGS, TARGETS
+from iree_kernels.module.relink import UNLINKED
 
-OPTIONS = ["--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu",
-           "--iree-llvmcpu-target-cpu=generic", "--iree-llvmcpu-debug-symbols=false",
-           "--iree-vm-bytecode-module-strip-source-map"]
-RUNS = {"linked": [], "linked + dump": ["dump"],
-        "unlinked": ["--iree-hal-link-executables=false"],
-        "unlinked + dump": ["--iree-hal-link-executables=false", "dump"]}
+OPTIONS = [*TARGETS["llvm-cpu"].flags(), *REPRODUCIBLE_FLAGS]     # the build's, as options.flags
+RUNS = {"linked": [], "linked + dump": ["dump"], "unlinked": [UNLINKED],
+        "unlinked + dump": [UNLINKED, "dump"]}
 LINKER = """#!/bin/sh
 start=$(date +%s%N)
 "{real}" "$@"

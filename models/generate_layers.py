@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-WIDTHS = tuple(4 + i for i in range(21))          # 20 layers: 4 -> 5 -> ... -> 24
+LAYERS = 20                                        # of models/layers.mlir: 4 -> 5 -> ... -> 24 wide
 BATCH = 3                                          # of the example input; the model takes any
 
 
@@ -53,7 +53,7 @@ class Layer:
 
 
 def layers(change: int | None = None, insert: int | None = None,
-           count: int = len(WIDTHS) - 1) -> list[Layer]:
+           count: int = LAYERS) -> list[Layer]:
     """The stack of ``count`` layers (widths 4 -> 5 -> ... -> 4 + count: 2 x count + 1
     executables), layer ``change`` leaky, a square layer inserted before layer ``insert``."""
     widths = tuple(4 + i for i in range(count + 1))
