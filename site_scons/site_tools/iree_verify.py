@@ -9,14 +9,18 @@ Builders:
                        -> verify/harnesses.json: per substituted executable, IREE's benchmark
                        module turned into a one-dispatch harness (one iree-compile per model,
                        up to codegen: no executable is translated)
+  IreeHarnessReference harnesses.json + options.flags + resolved.json + Value(key)
+                       -> <key>.iree.vmfb (the harness with IREE's executable) and
+                       <key>.iree.note (why IREE cannot compile it, or empty)
   IreeHarnessModules   harnesses.json + options.flags + substitutions.json + resolved.json
-                       + Value(key and tolerance) + the kernel's files
-                       -> <key>.verify.json, <key>.iree.vmfb, <key>.kernel.vmfb
+                       + Value(key and tolerance) + <key>.iree.note + the kernel's files
+                       -> <key>.verify.json, <key>.kernel.vmfb
   IreeVerify           <key>.verify.json + both modules -> <key>.verified (the comparison's log)
 
-A kernel edit rebuilds its own two harness modules and reruns its check; the
-harnesses are made again only when the program or the set of substitutions
-changes. Variables: IREE_COMPILE, IREE_RUN_MODULE, IREE_RUN_DEVICE.
+A kernel edit rebuilds its own kernel harness module and reruns its check (IREE's
+harness does not change with it); the harnesses are made again only when the
+program or the set of substitutions changes. Variables: IREE_COMPILE,
+IREE_RUN_MODULE, IREE_RUN_DEVICE.
 """
 from __future__ import annotations
 
@@ -59,9 +63,26 @@ def write_harnesses(target, source, env):
 
 
 @reporting_user_errors
+def build_reference_module(target, source, env):
+    """The harness compiled with IREE's own executable; its note says why it cannot be."""
+    harnesses, options, resolved, key = source[:4]
+    executable = selection.loads(resolved.get_text_contents())[key.read()].executable
+    found = json.loads(Path(harnesses.abspath).read_text()).get(executable, {})
+    module, note = (t.abspath for t in target[:2])
+    why = found.get("note", "")
+    if not why:
+        why = _compile(env, found["harness"], options.abspath, [], module, target,
+                       cannot=f"IREE cannot compile {executable} for this target, so there is "
+                              "nothing to compare the kernel with")
+    if why:
+        write_atomically(module, b"")
+    write_atomically(note, why)
+
+
+@reporting_user_errors
 def build_harness_modules(target, source, env):
     from iree_kernels.check import verification  # numpy: only where a verification runs
-    harnesses, options, record, resolved, wanted = source[:5]
+    harnesses, options, record, resolved, wanted, reference_note = source[:6]
     wanted = json.loads(wanted.read())
     landing = selection.loads(resolved.get_text_contents())[wanted["key"]]
     applied = read_record(record.get_text_contents()).applied(landing.executable)
@@ -73,40 +94,38 @@ def build_harness_modules(target, source, env):
         wrong = verification.count_error(wanted["workgroup_count"], workloads, wanted["where"])
         if wrong:
             raise UserError(wrong)
-    plan_file, iree_module, kernel_module = (t.abspath for t in target[:3])
-    plan.note, plan.shapes = found.get("note", ""), found.get("shapes", "")
+    plan_file, kernel_module = (t.abspath for t in target[:2])
+    plan.note = Path(reference_note.abspath).read_text()
+    plan.shapes = found.get("shapes", "")
     if not plan.note:
-        plan.note = _compile_both(env, found["harness"], options.abspath, applied.flags,
-                                  iree_module, kernel_module, landing.executable, target)
-    if plan.note:
-        for module in (iree_module, kernel_module):
-            write_atomically(module, b"")
-    else:
+        _compile(env, found["harness"], options.abspath, applied.flags, kernel_module, target)
         plan.cases = found["cases"]
-        plan.iree_module, plan.kernel_module = str(target[1]), str(target[2])
+        plan.iree_module = reference_note.get_path().removesuffix(".note") + ".vmfb"
+        plan.kernel_module = str(target[1])
+    else:
+        write_atomically(kernel_module, b"")
     write_atomically(plan_file, verification.to_json(plan))
 
 
-def _compile_both(env, harness: str, options: str, flags: list[str], iree_module: str,
-                  kernel_module: str, executable: str, target) -> str:
-    """Compile the harness plain and with the substitution; why IREE's cannot be, or ''."""
-    iree_compile = env.subst("$IREE_COMPILE")
+def _compile(env, harness: str, options: str, flags: list[str], module: str, target,
+             cannot: str = "") -> str:
+    """Compile the harness with ``flags`` into ``module``. Where ``cannot`` is given, an
+    error of iree-compile is not raised but returned after it: ``cannot (what it said)``;
+    '' where it compiled."""
     runner = remote.compile_runner(env, target, timeouts(env)) if remote.cluster(env) else None
-    with scratch_folder(Path(iree_module).parent, "harness") as work:
+    with scratch_folder(Path(module).parent, "harness") as work:
         source = Path(work) / "harness.mlir"
         source.write_text(harness)
         try:
-            benchmarks.compile_benchmark(iree_compile, source, options, [], Path(work) / "iree.vmfb",
-                                         timeouts(env), runner)
+            benchmarks.compile_benchmark(env.subst("$IREE_COMPILE"), source, options, flags,
+                                         Path(work) / "module.vmfb", timeouts(env), runner)
         except UserError as e:
+            if not cannot:
+                raise
             first = next((line for line in str(e).splitlines() if "error:" in line), str(e))
             why = first.split("error:", 1)[-1].strip()      # its location is a deleted file
-            return (f"IREE cannot compile {executable} for this target, so there is nothing to "
-                    f"compare the kernel with ({why[:200]})")
-        benchmarks.compile_benchmark(iree_compile, source, options, flags,
-                                     Path(work) / "kernel.vmfb", timeouts(env), runner)
-        for made, path in (("iree.vmfb", iree_module), ("kernel.vmfb", kernel_module)):
-            write_atomically(path, (Path(work) / made).read_bytes())
+            return f"{cannot} ({why[:200]})"
+        write_atomically(module, (Path(work) / "module.vmfb").read_bytes())
     return ""
 
 
@@ -133,8 +152,12 @@ def run_verification(target, source, env):
 
 def _modules_emitter(target, source, env):
     plan = target[0]
-    stem = plan.get_path().removesuffix(".verify.json")
-    return [plan, env.File(stem + ".iree.vmfb"), env.File(stem + ".kernel.vmfb")], source
+    return [plan, env.File(plan.get_path().removesuffix(".verify.json") + ".kernel.vmfb")], source
+
+
+def _reference_emitter(target, source, env):
+    module = target[0]
+    return [module, env.File(module.get_path().removesuffix(".vmfb") + ".note")], source
 
 
 def declare_verification(env, declared: DeclaredModule) -> list:
@@ -168,9 +191,13 @@ def declare_verification(env, declared: DeclaredModule) -> list:
             if sub.workgroup_count else {}
         wanted = env.Value(json.dumps({"key": sub.key, "tolerance": tolerance, **counted},
                                       sort_keys=True))
+        reference = env.IreeHarnessReference(
+            folder.File(f"{file_name(sub.key)}.iree.vmfb"),
+            [harnesses, declared.options, declared.resolved, env.Value(sub.key)])
         plan = env.IreeHarnessModules(stem, [harnesses, declared.options, declared.record,
-                                             declared.resolved, wanted,
+                                             declared.resolved, wanted, reference[1],
                                              *declared.kernels[sub.key].nodes])
+        env.Depends(plan, reference[0])
         if not runnable:
             nodes += [plan, skip(f"no '{driver}' device on this machine; python -m "
                                  f"iree_kernels.check.verification {stem} --device="
@@ -186,11 +213,15 @@ def declare_verification(env, declared: DeclaredModule) -> list:
 
 def generate(env):
     env.SetDefault(IREE_HARNESSCOMSTR="Writing differential-check harnesses $TARGET",
-                   IREE_HARNESSMODULESCOMSTR="Compiling the harnesses of $TARGET",
+                   IREE_HARNESSREFERENCECOMSTR="Compiling the harness of IREE's executable $TARGET",
+                   IREE_HARNESSMODULESCOMSTR="Compiling the kernel's harness of $TARGET",
                    IREE_VERIFYCOMSTR="Comparing the kernel with IREE's executable $TARGET")
     env["BUILDERS"]["IreeHarnesses"] = SCons.Builder.Builder(
         action=SCons.Action.Action(write_harnesses, "$IREE_HARNESSCOMSTR",
                                    varlist=["IREE_RUN_TARGET"]), suffix=".json")
+    env["BUILDERS"]["IreeHarnessReference"] = SCons.Builder.Builder(
+        action=SCons.Action.Action(build_reference_module, "$IREE_HARNESSREFERENCECOMSTR"),
+        emitter=_reference_emitter)
     env["BUILDERS"]["IreeHarnessModules"] = SCons.Builder.Builder(
         action=SCons.Action.Action(build_harness_modules, "$IREE_HARNESSMODULESCOMSTR"),
         emitter=_modules_emitter)
