@@ -90,6 +90,9 @@ def test_a_family_on_a_pt2_model_reads_the_executables_of_its_import(tmp_path, m
                                                         "torch_transformer"))
     built = project.scons("check")
     assert "FAMILIES  importing models/torch_transformer.pt2" in built.stdout
+    # The import step takes what was imported to read the executables: it imports no more.
+    assert built.ran("IMPORT") == ["build/models/torch_transformer.mlir"]
+    assert not list((project.root / "build/.families/imports").iterdir())
     assert "took 6 of 6 executables it matched" in built.stdout
     assert "check: build/llvm-cpu/torch_transformer.vmfb: 1 case(s)" in built.stdout
     assert project.scons("--question", "check").stdout == ""

@@ -9,6 +9,7 @@ Not for: what a step builds (SCons's signatures), programs' versions (``tool_ver
 from __future__ import annotations
 
 import json
+import hashlib
 import os
 import threading
 from pathlib import Path
@@ -82,3 +83,21 @@ class StatMemo:
 def computed_each_time() -> StatMemo:
     """A memo that keeps nothing (where no build folder is claimed: -h, a look at none)."""
     return StatMemo(os.devnull, writable=False)
+
+
+def sha256(memo: StatMemo, path: str | os.PathLike) -> str:
+    """The file's SHA-256, read in chunks, or what ``memo`` kept of it while the file was as it
+    is (a no-op must not read a model of gigabytes)."""
+    return memo.value("sha256", path, _sha256, _is_digest)
+
+
+def _is_digest(value) -> bool:
+    return isinstance(value, str) and len(value) == 64
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()

@@ -11,26 +11,28 @@ facts' reader; for a model the build imports, ``.onnx`` or ``.pt2``, its
 importer's packages). A build that finds
 the file reads it: a no-op or a kernel edit runs nothing here (nor hashes the model again
 while its stat stays the same: ``core.stat_memo``). An imported
-model is imported here too, with the import step's own command, into a scratch
-folder: a clean build imports it twice. Not for the expansion itself
-(``project.families``).
+model is imported here, with the import step's own command, and the import
+kept for that step to take (``scons.imports.ahead_path``): a clean build
+imports it once. Not for the expansion itself (``project.families``).
 """
 from __future__ import annotations
 
 import functools
 import hashlib
 import json
+import os
 import sys
 from pathlib import Path
 
 from iree_kernels.core import processes, toolchains
 from iree_kernels.core.errors import UserError
 from iree_kernels.core.files import read_text, scratch_folder, write_atomically
-from iree_kernels.core.stat_memo import StatMemo
+from iree_kernels.core.stat_memo import StatMemo, sha256
 from iree_kernels.ir import contractions, dispatch_body, epilogues, executables, gemm_facts
 from iree_kernels.ir.executables import read_executables
 from iree_kernels.ir.program_text import executables_only
 from iree_kernels.project import families, option_files
+from iree_kernels.scons import imports
 from iree_kernels.scons.build_folder import file_memo
 from iree_kernels.scons.spawn import timeouts
 
@@ -49,7 +51,7 @@ def executables_of(env, model, flags: list[str], build) -> dict[str, families.Fo
     compiler = env.subst("$IREE_COMPILE")
     limits = timeouts(env)
     versions = [toolchains.version(compiler, timeouts=limits),
-                *(str(d.read()) for d in node.depends if imported and hasattr(d, "read"))]
+                *(imports.importer_versions(node) if imported else [])]
     digest = _digest(root, source, flags, "\0".join(versions), file_memo(env))
     cache = Path(build.abspath) / FOLDER / f"{digest}.json"
     try:
@@ -59,6 +61,8 @@ def executables_of(env, model, flags: list[str], build) -> dict[str, families.Fo
     with scratch_folder(_made(build), "import") as work:
         mlir = _imported(env, node, Path(work), model) if imported else source
         found = _read(root, compiler, mlir, flags, limits, Path(build.abspath), model)
+        if imported:
+            _keep_for_the_import_step(env, node, mlir, build)
     try:
         write_atomically(cache, json.dumps(families.dumps(found), sort_keys=True))
     except OSError:                 # a read-only checkout answering --question: not kept
@@ -71,16 +75,21 @@ def _made(build) -> Path:
     return Path(build.abspath)
 
 
+def _keep_for_the_import_step(env, node, mlir: Path, build) -> None:
+    kept = imports.ahead_path(build.abspath, imports.import_argv(node), sha256(
+        file_memo(env), node.sources[0].abspath), imports.importer_versions(node))
+    try:
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(mlir, kept)
+    except OSError:                 # a read-only checkout answering --question: not kept
+        pass
+
+
 def _imported(env, node, work: Path, model) -> Path:
     """``node``'s import (an ImportCommand's step) run into ``work``: the MLIR it wrote."""
-    import SCons.Subst
-
-    action = node.get_builder().action
-    prefix = getattr(action, "prefix", "")
+    prefix = imports.prefix_of(node)
     out = work / f"{model.name}.mlir"
-    argv = [str(a) for a in node.get_build_env().subst_list(
-        f"${prefix}COM", SCons.Subst.SUBST_CMD, target=[node], source=node.sources)[0]]
-    argv = [str(out) if a == node.get_path() else a for a in argv]
+    argv = [str(out) if a == node.get_path() else a for a in imports.import_argv(node)]
     print(f"FAMILIES  importing {node.sources[0]} to read its executables", flush=True)
     limit = float(node.get_build_env().subst(f"${prefix}TIMEOUT") or 0) or None
     try:
@@ -102,9 +111,8 @@ def _digest(root: Path, source: Path, flags: list[str], version: str, memo: Stat
     h.update(json.dumps(flags).encode())
     for path, _ in option_files.files_named(flags):
         named = Path(path) if Path(path).is_absolute() else root / path
-        h.update(memo.value("sha256", named, _sha256, _is_digest).encode()
-                 if named.is_file() else b"-")
-    h.update(memo.value("sha256", source, _sha256, _is_digest).encode())
+        h.update(sha256(memo, named).encode() if named.is_file() else b"-")
+    h.update(sha256(memo, source).encode())
     return h.hexdigest()
 
 
@@ -115,20 +123,6 @@ def _reader() -> str:
     h = hashlib.sha256()
     for module in (contractions, dispatch_body, epilogues, executables, gemm_facts):
         h.update(Path(module.__file__).read_bytes())
-    return h.hexdigest()
-
-
-def _is_digest(value) -> bool:
-    return isinstance(value, str) and len(value) == 64
-
-
-def _sha256(path: Path) -> str:
-    """The file's SHA-256, read in chunks (the memo keeps it: a no-op must not read a model of
-    gigabytes)."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
-            h.update(chunk)
     return h.hexdigest()
 
 

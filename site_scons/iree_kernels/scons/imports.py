@@ -6,18 +6,27 @@ declares it through the importer registered for the source's suffix
 (``register_importer``) and returns the model reading its import. The import
 runs without a shell within its timeout; a failure is one line naming the
 manifest entry, the source file and the importer's last message. What the
-importers run is theirs; this module only runs and reports.
+importers run is theirs; this module only runs and reports. An import that
+ran while the build was read (``scons.discovery``, for a family's
+executables) is kept under ``BUILD_DIR/.families/imports``, named by its
+command line, its source's SHA-256 and its importer's versions, and its
+step takes it there instead of importing again.
 """
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import os
 import sys
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 import SCons.Environment
 import SCons.Errors
+import SCons.Subst
 
 from iree_kernels.core import processes, toolchains
+from iree_kernels.core.stat_memo import sha256
+from iree_kernels.scons.build_folder import file_memo
 from iree_kernels.scons.kernels import ToolVersion
 from iree_kernels.scons.nodes import named_value
 from iree_kernels.scons.spawn import WholeFileCommand
@@ -35,6 +44,8 @@ class ImportCommand(WholeFileCommand):
         self.prefix, self.reason = prefix, reason
 
     def execute(self, target, source, env, executor=None):
+        if _taken_ahead(self.prefix, executor, env):
+            return 0
         spawn = CapturingSpawn(float(env.subst(f"${self.prefix}TIMEOUT") or 0) or None,
                                bool(env.get("VERBOSE")), self.reason, f"{self.prefix}TIMEOUT")
         # env.Override would drop this call's overrides (the opset, the model) on an
@@ -47,6 +58,48 @@ class ImportCommand(WholeFileCommand):
             status.errstr = (f"{model + ': ' if model else ''}cannot import {model_source}: "
                              f"{spawn.reason or status.errstr}")
         return status
+
+
+AHEAD = ".families/imports"
+
+
+def ahead_path(build_folder: str, argv: list[str], source_sha256: str,
+               versions: list[str]) -> Path:
+    """Where an import that ran ahead of its step is kept for it."""
+    key = hashlib.sha256("\0".join([*argv, source_sha256, *versions]).encode()).hexdigest()
+    return Path(build_folder, AHEAD, f"{key}.mlir")
+
+
+def prefix_of(node) -> str:
+    """The variables' prefix of the import step that makes ``node`` (IREE_IMPORT_TORCH)."""
+    return getattr(node.get_builder().action, "prefix", "")
+
+
+def import_argv(node) -> list[str]:
+    """The command line of the import step that makes ``node``, naming ``node`` itself."""
+    return [str(a) for a in node.get_build_env().subst_list(
+        f"${prefix_of(node)}COM", SCons.Subst.SUBST_CMD, target=[node],
+        source=node.sources)[0]]
+
+
+def importer_versions(node) -> list[str]:
+    """The versions of the importer that makes ``node``, as its step depends on them."""
+    return [str(d.read()) for d in node.depends if hasattr(d, "read")]
+
+
+def _taken_ahead(prefix: str, executor, env) -> bool:
+    """Whether the import ran ahead of this step, and its output is now the target's."""
+    build = env.get("BUILD_DIR")
+    if executor is None or not build:
+        return False
+    node, source = executor.get_all_targets()[0], executor.get_all_sources()[0]
+    kept = ahead_path(env.Dir(f"#{build}").abspath, import_argv(node),
+                      sha256(file_memo(env), source.abspath), importer_versions(node))
+    try:
+        os.replace(kept, node.abspath)
+    except OSError:
+        return False
+    return True
 
 
 class CapturingSpawn:
