@@ -92,8 +92,11 @@ def _taken_ahead(prefix: str, executor, env) -> bool:
     build = env.get("BUILD_DIR")
     if executor is None or not build:
         return False
+    folder = env.Dir(f"#{build}").abspath
+    if not os.path.isdir(os.path.join(folder, AHEAD)):    # no import ran ahead: hash nothing
+        return False
     node, source = executor.get_all_targets()[0], executor.get_all_sources()[0]
-    kept = ahead_path(env.Dir(f"#{build}").abspath, import_argv(node),
+    kept = ahead_path(folder, import_argv(node),
                       sha256(file_memo(env), source.abspath), importer_versions(node))
     try:
         os.replace(kept, node.abspath)
