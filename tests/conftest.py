@@ -11,6 +11,7 @@ from typing import Callable
 import pytest
 from filelock import FileLock
 
+import compile_memo
 from harness import REPO, SCONS, Run, scons
 
 DATA = Path(__file__).parent / "data"
@@ -100,6 +101,34 @@ def umask(mask: int):
 @pytest.fixture
 def project(tmp_path: Path) -> Project:
     return Project(tmp_path / "repo")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def iree_compile_memo(tmp_path_factory):
+    """$IREE_COMPILE for the run: iree-compile behind tests/compile_memo.py, so a compile that
+    an earlier test already did (same flags, same bytes read) is answered from its record.
+    IREE_KERNELS_TEST_COMPILE_MEMO=0 runs every compile."""
+    from iree_kernels.core import toolchains
+    real = toolchains.iree_compile()
+    if os.environ.get("IREE_KERNELS_TEST_COMPILE_MEMO") == "0" or real is None:
+        yield
+        return
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    program = base / "iree-compile-memo" / "iree-compile"
+    program.parent.mkdir()
+    program.write_text(compile_memo.program(real, str(shared / "iree-compile-records")))
+    program.chmod(0o755)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("IREE_COMPILE", str(program))
+        yield
+
+
+def pytest_terminal_summary(terminalreporter, config) -> None:
+    factory = getattr(config, "_tmp_path_factory", None)
+    line = factory and compile_memo.summary(str(factory.getbasetemp() / "iree-compile-records"))
+    if line:
+        terminalreporter.write_line(line)
 
 
 def made_once(tmp_path_factory, name: str, make: Callable[[Path], None]) -> Path:

@@ -73,7 +73,7 @@ outputs = ["3000xf32=7"]
 def _scons(root, *arguments):
     """scons of the oldest IREE's venv, its tools found first."""
     environment = {"PATH": f"{OLDEST / 'bin'}:{os.environ['PATH']}", "VIRTUAL_ENV": str(OLDEST),
-                   "PYTHONDONTWRITEBYTECODE": "1"}
+                   "PYTHONDONTWRITEBYTECODE": "1", "IREE_COMPILE": None}     # its own
     if toolchains.nvcc():
         environment["NVCC"] = toolchains.nvcc()      # the main venv's wheel
     # Through its python: the script's #! names where the venv was made, maybe another checkout.
