@@ -15,7 +15,8 @@ size and time of the compiler itself. The outputs (``-o`` and the folders ``--..
 flags name) are not part of the key. Only a compile that exits 0 is recorded, and only
 when nothing it wrote or printed holds its working folder or a folder of its argv (then
 its bytes depend on where it ran). Anything else runs the compiler, unrecorded: a flag
-that dumps somewhere else, stdin, no ``-o``, --version.
+that dumps somewhere else, no ``-o``, --version. What it reads from stdin (``-``) is
+keyed by its bytes, as a file is.
 
 Standard library only: it runs with ``python -S``, once per compile.
 """
@@ -99,13 +100,17 @@ def value_key(value: str, cwd: str, read: list[str]) -> list:
     return parts
 
 
-def referenced(path: str, bases: list[str]) -> list:
-    """(string, digest) for each string between two quotes in ``path`` that names a file (from
+def read_bytes(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def referenced(text: bytes, bases: list[str]) -> list:
+    """(string, digest) for each string between two quotes in ``text`` that names a file (from
     ``bases``). Every stretch between two quotes is tried, so an escaped or empty string
     cannot shift which ones are read as strings."""
     found = []
-    with open(path, "rb") as f:
-        stretches = set(f.read().split(b'"')[1:-1])
+    stretches = set(text.split(b'"')[1:-1])
     for stretch in sorted(stretches):
         if len(stretch) > 4096 or b"\n" in stretch or stretch.startswith(b"0x") or \
                 b"/" not in stretch and b"." not in stretch:
@@ -122,9 +127,10 @@ def referenced(path: str, bases: list[str]) -> list:
 class Compile:
     """One iree-compile run: its key, and where it writes."""
 
-    def __init__(self, argv: list[str], cwd: str) -> None:
-        if not argv or "--version" in argv or "-" in argv:
-            raise Unrecorded("reads stdin or prints its version")
+    def __init__(self, argv: list[str], cwd: str, stdin: bytes | None = None) -> None:
+        """``stdin``: what it reads from standard input, where an input is ``-``."""
+        if not argv or "--version" in argv:
+            raise Unrecorded("prints its version")
         st = os.stat(REAL)
         key: list = [VERSION, st.st_size, st.st_mtime_ns]
         tokens = expand(argv, cwd, key)
@@ -141,7 +147,11 @@ class Compile:
                 index += 2
                 continue
             name, equals, value = token.partition("=")
-            if token.startswith("-") and name.endswith("-to") and equals:
+            if token == "-":
+                if stdin is None:
+                    raise Unrecorded("reads stdin")
+                key.append(["-", hashlib.sha256(stdin).hexdigest()])
+            elif token.startswith("-") and name.endswith("-to") and equals:
                 self.folders.append(os.path.join(cwd, value))
                 key.append(name)
             elif token.startswith("-") and ("dump" in name or name.startswith("-o") or (
@@ -162,7 +172,9 @@ class Compile:
             raise Unrecorded("no -o")
         # What an input or an MLIR file a flag names (a substituted wrapper) links by path.
         for path in inputs + [path for path in read if path.endswith(".mlir")]:
-            key.append(referenced(path, [*bases, os.path.dirname(path)]))
+            key.append(referenced(read_bytes(path), [*bases, os.path.dirname(path)]))
+        if stdin is not None:
+            key.append(referenced(stdin, bases))
         self.key = hashlib.sha256(json.dumps(key).encode()).hexdigest()
 
     def files(self) -> dict[str, tuple[int, int]]:
@@ -240,20 +252,25 @@ def tally(outcome: str, key: str = "-") -> None:
 def main(argv: list[str]) -> int:
     global KEYED
     cwd = os.getcwd()
+    stdin = sys.stdin.buffer.read() if "-" in argv else None
     try:
-        compiled = Compile(argv, cwd)
+        compiled = Compile(argv, cwd, stdin)
         KEYED = time.monotonic()
     except (Unrecorded, OSError, ValueError) as why:
         tally(f"unrecorded {why}")
-        os.execv(REAL, [REAL, *argv])
-    if compiled.replay():
+        if stdin is None:
+            os.execv(REAL, [REAL, *argv])
+        compiled = None
+    if compiled and compiled.replay():
         tally("replayed", compiled.key)
         return 0
-    before = compiled.files()
-    done = subprocess.run([REAL, *argv], capture_output=True)
+    before = compiled.files() if compiled else {}
+    done = subprocess.run([REAL, *argv], input=stdin, capture_output=True)
     sys.stdout.buffer.write(done.stdout)
     sys.stderr.buffer.write(done.stderr)
-    if done.returncode == 0:
+    if not compiled:
+        pass
+    elif done.returncode == 0:
         try:
             tally(compiled.record(before, done.stdout, done.stderr), compiled.key)
         except OSError as why:          # not recorded: the next one compiles

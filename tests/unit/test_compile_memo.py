@@ -16,7 +16,7 @@ FAKE = """
 import os, sys
 args = [t for a in sys.argv[1:] for t in (open(a[1:]).read().split() if a[0] == "@" else [a])]
 out = args[args.index("-o") + 1]
-text = open(args[0]).read()
+text = sys.stdin.read() if args[0] == "-" else open(args[0]).read()
 if text == "fail":
     sys.exit(3)
 if text == "crash":
@@ -113,6 +113,18 @@ def test_a_compile_it_cannot_key_runs_unrecorded(tmp_path, monkeypatch, argv):
     monkeypatch.setattr(compile_memo, "REAL", sys.executable)
     with pytest.raises(compile_memo.Unrecorded):
         compile_memo.Compile(argv, str(checkout(tmp_path / "a")))
+
+
+def test_what_it_reads_from_stdin_is_keyed_by_its_bytes(memo, tmp_path):
+    outputs = []
+    for folder, text in (("a", "kernel one"), ("b", "kernel one"), ("c", "kernel two")):
+        root = checkout(tmp_path / folder)
+        run = subprocess.run([str(memo), "-", "-o", "build/out.vmfb"], cwd=root, input=text,
+                             capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr
+        outputs.append((root / "build/out.vmfb").read_text())
+    assert outputs == ["compiled kernel one", "compiled kernel one", "compiled kernel two"]
+    assert tally(tmp_path) == ["recorded", "replayed", "recorded"]
 
 
 def test_a_failed_compile_is_not_recorded(memo, tmp_path):
