@@ -84,6 +84,16 @@ def expand(argv: list[str], cwd: str, key: list) -> list[str]:
     return expanded
 
 
+def spelled(path: str, cwd: str) -> str:
+    """How a path is named in the key: relative to the working folder where it is inside it (a
+    compiler may print it), else by its name alone; a scratch folder (the library's ``.tmp-``
+    ones, the relink's in /tmp) differs each run, so it is left out."""
+    relative = os.path.relpath(os.path.join(cwd, path), cwd)
+    if relative.startswith(".."):
+        return os.path.basename(path.rstrip("/"))
+    return "/".join(".tmp" if part.startswith(".tmp-") else part for part in relative.split("/"))
+
+
 def value_key(value: str, cwd: str, read: list[str]) -> list:
     """A flag's value, each ``=`` or ``,`` separated part naming a path as (name, digest);
     the MLIR files it names (in a folder too) are added to ``read``."""
@@ -91,7 +101,7 @@ def value_key(value: str, cwd: str, read: list[str]) -> list:
     for part in re.split(r"([=,])", value):
         path = os.path.join(cwd, part) if part not in ("", "=", ",") else ""
         if path and os.path.exists(path):
-            parts.append([os.path.basename(part.rstrip("/")), path_digest(path)])
+            parts.append([spelled(part, cwd), path_digest(path)])
             read += [path] if os.path.isfile(path) else [
                 os.path.join(folder, name) for folder, _, names in sorted(os.walk(path))
                 for name in sorted(names)]
@@ -166,7 +176,7 @@ class Compile:
                 if not os.path.isfile(path):
                     raise Unrecorded(f"{token} is not a file")
                 inputs.append(path)
-                key.append([os.path.basename(token), file_digest(path)])
+                key.append([spelled(token, cwd), file_digest(path)])
             index += 1
         if not self.output or self.output.endswith(os.sep + "-"):
             raise Unrecorded("no -o")

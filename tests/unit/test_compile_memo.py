@@ -97,6 +97,26 @@ def test_an_object_named_in_the_model_text_is_part_of_the_key(tmp_path, monkeypa
     assert compile_memo.Compile(["model.mlir", "-o", "elsewhere"], str(root)).key == edited
 
 
+def test_an_input_is_keyed_by_its_path_in_the_folder_and_a_scratch_input_by_its_name(
+        tmp_path, monkeypatch):
+    monkeypatch.setattr(compile_memo, "REAL", sys.executable)
+    root = checkout(tmp_path / "a")
+    (root / "models").mkdir()
+    (root / "models/model.mlir").write_text("model text")
+    def key(*argv):
+        return compile_memo.Compile([*argv, "-o", "out"], str(root)).key
+    assert key("model.mlir") != key("models/model.mlir")        # a compiler may print the path
+    assert key("model.mlir") == key(str(root / "model.mlir"))
+    for scratch in ("s1", "s2"):
+        (tmp_path / scratch).mkdir()
+        (tmp_path / scratch / "model.mlir").write_text("model text")
+    assert key(str(tmp_path / "s1/model.mlir")) == key(str(tmp_path / "s2/model.mlir"))
+    for scratch in (".tmp-1-harness-a", ".tmp-2-harness-b"):
+        (root / scratch).mkdir()
+        (root / scratch / "model.mlir").write_text("model text")
+    assert key(".tmp-1-harness-a/model.mlir") == key(".tmp-2-harness-b/model.mlir")
+
+
 def test_where_it_writes_is_not_part_of_the_key(tmp_path, monkeypatch):
     monkeypatch.setattr(compile_memo, "REAL", sys.executable)
     root = checkout(tmp_path / "a")
