@@ -46,11 +46,8 @@ class Unrecorded(Exception):
 
 
 def file_digest(path: str) -> str:
-    digest = hashlib.sha256()
     with open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def path_digest(path: str) -> str:
@@ -147,7 +144,7 @@ class Compile:
         self.output, self.folders, self.cwd = "", [], cwd
         self.named = {os.path.dirname(t.split("=")[-1]) for t in tokens
                       if os.path.isabs(t.split("=")[-1])} - {"", "/"}
-        inputs, read, bases = [], [], [cwd]
+        read, bases = [], [cwd]
         index = 0
         while index < len(tokens):
             token = tokens[index]
@@ -175,14 +172,18 @@ class Compile:
                 path = os.path.join(cwd, token)
                 if not os.path.isfile(path):
                     raise Unrecorded(f"{token} is not a file")
-                inputs.append(path)
-                key.append([spelled(token, cwd), file_digest(path)])
+                with open(path, "rb") as f:
+                    text = f.read()
+                key.append([spelled(token, cwd), hashlib.sha256(text).hexdigest()])
+                # What the input links by path (the objects of its executables).
+                key.append(referenced(text, [*bases, os.path.dirname(path)]))
             index += 1
         if not self.output or self.output.endswith(os.sep + "-"):
             raise Unrecorded("no -o")
-        # What an input or an MLIR file a flag names (a substituted wrapper) links by path.
-        for path in inputs + [path for path in read if path.endswith(".mlir")]:
-            key.append(referenced(read_bytes(path), [*bases, os.path.dirname(path)]))
+        # What an MLIR file a flag names (a substituted wrapper) links by path.
+        for path in read:
+            if path.endswith(".mlir"):
+                key.append(referenced(read_bytes(path), [*bases, os.path.dirname(path)]))
         if stdin is not None:
             key.append(referenced(stdin, bases))
         self.key = hashlib.sha256(json.dumps(key).encode()).hexdigest()
@@ -270,24 +271,35 @@ def main(argv: list[str]) -> int:
         tally(f"unrecorded {why}")
         if stdin is None:
             os.execv(REAL, [REAL, *argv])
-        compiled = None
-    if compiled and compiled.replay():
+        return exit_as(run_as_real(argv, stdin))
+    if compiled.replay():
         tally("replayed", compiled.key)
         return 0
-    before = compiled.files() if compiled else {}
-    done = subprocess.run([REAL, *argv], input=stdin, capture_output=True)
-    sys.stdout.buffer.write(done.stdout)
-    sys.stderr.buffer.write(done.stderr)
-    if not compiled:
-        pass
-    elif done.returncode == 0:
+    before = compiled.files()
+    done = run_as_real(argv, stdin)
+    if done.returncode == 0:
         try:
             tally(compiled.record(before, done.stdout, done.stderr), compiled.key)
         except OSError as why:          # not recorded: the next one compiles
             tally(f"failed to record {why}")
     else:
         tally("failed")
-    if done.returncode < 0:             # killed by a signal: so is this program
+    return exit_as(done)
+
+
+def run_as_real(argv: list[str], stdin: bytes | None) -> subprocess.CompletedProcess:
+    """Run the real compiler, printing what it prints."""
+    done = subprocess.run([REAL, *argv], input=stdin, capture_output=True)
+    sys.stdout.buffer.write(done.stdout)
+    sys.stderr.buffer.write(done.stderr)
+    return done
+
+
+def exit_as(done: subprocess.CompletedProcess) -> int:
+    """The compiler's exit status; killed by a signal, so is this program."""
+    if done.returncode < 0:
+        sys.stdout.flush()
+        sys.stderr.flush()
         signal.signal(-done.returncode, signal.SIG_DFL)
         os.kill(os.getpid(), -done.returncode)
     return done.returncode
