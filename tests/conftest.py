@@ -12,6 +12,8 @@ import pytest
 from filelock import FileLock
 
 import compile_memo
+import harness
+import scons_forks
 from harness import REPO, SCONS, Run, scons
 
 DATA = Path(__file__).parent / "data"
@@ -122,6 +124,22 @@ def iree_compile_memo(tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("IREE_COMPILE", str(program))
         yield
+
+
+@pytest.fixture(autouse=True, scope="session")
+def scons_fork_server():
+    """The scons runs of this process forked from one that has imported SCons and the library
+    (tests/scons_forks.py). IREE_KERNELS_TEST_SCONS_FORKS=0 starts each run afresh."""
+    if os.environ.get("IREE_KERNELS_TEST_SCONS_FORKS") == "0":
+        yield
+        return
+    harness.FORKS = scons_forks.Server(
+        SCONS, harness.SITE_DIR, harness.environment_with(harness.SCONS_ENVIRONMENT))
+    try:
+        yield
+    finally:
+        harness.FORKS.close()
+        harness.FORKS = None
 
 
 def pytest_terminal_summary(terminalreporter, config) -> None:

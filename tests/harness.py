@@ -28,6 +28,11 @@ SCONS = Path(sys.executable).with_name("scons")
 # Where the scons runs of the tests keep the library's bytecode: outside every checkout and
 # test folder, shared by the run's workers (without it each run compiles the library: 0.08 s).
 PYCACHE = Path(tempfile.gettempdir()) / f"iree-kernels-tests-pycache-{os.getuid()}"
+# What a scons run's environment changes: no bytecode written into checkouts.
+SCONS_ENVIRONMENT = {"PYTHONDONTWRITEBYTECODE": None, "PYTHONPYCACHEPREFIX": PYCACHE}
+# The fork server (tests/scons_forks.py) scons() starts the runs it can from: the test suite
+# starts one per process (conftest); None (benches): every run starts scons.
+FORKS = None
 TIMEOUT = 1800              # seconds: the longest e2e build (the ONNX demo) takes a few minutes
 COMSTR_NAMES = ("SHORT_COMSTRS", "SHORT_COMSTR")
 # $TARGET / $SOURCE is the path a line names; any other variable is one word ($IREE_RUN_DEVICE).
@@ -145,20 +150,29 @@ class Timeout(AssertionError):
         self.run = run
 
 
-def run(argv, cwd: Path, *, env: dict | None = None, timeout: float = TIMEOUT) -> Run:
-    """``argv`` run in ``cwd``, output captured; ``env``: changes to os.environ (None removes).
-
-    Past ``timeout`` seconds the command and everything it started are killed
-    and Timeout raised.
-    """
-    argv = [str(a) for a in argv]
+def environment_with(env: dict | None) -> dict[str, str]:
+    """os.environ with ``env``'s changes (None removes a name)."""
     environment = dict(os.environ)
     for name, value in (env or {}).items():
         if value is None:
             environment.pop(name, None)
         else:
             environment[name] = str(value)
+    return environment
+
+
+def run(argv, cwd: Path, *, env: dict | None = None, timeout: float = TIMEOUT,
+        forks=None) -> Run:
+    """``argv`` run in ``cwd``, output captured; ``env``: changes to os.environ (None removes).
+
+    Past ``timeout`` seconds the command and everything it started are killed
+    and Timeout raised. ``forks``: the scons fork server to start it from, where it can.
+    """
+    argv = [str(a) for a in argv]
+    environment = environment_with(env)
     start = time.perf_counter()
+    if forks and forks.usable(argv, environment):
+        return _run_forked(forks, argv, Path(cwd), environment, timeout, start)
     process = subprocess.Popen(argv, cwd=cwd, env=environment, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
@@ -172,6 +186,26 @@ def run(argv, cwd: Path, *, env: dict | None = None, timeout: float = TIMEOUT) -
         _kill_group(process)
         raise
     return Run(argv, Path(cwd), process.returncode, stdout, stderr, time.perf_counter() - start)
+
+
+def _run_forked(forks, argv: list[str], cwd: Path, environment: dict,
+                timeout: float, start: float) -> Run:
+    started = forks.start(argv, cwd, environment)
+    try:
+        stdout, stderr, whole = started.communicate(time.monotonic() + timeout)
+        if not whole:
+            started.kill()
+            more_out, more_err, _ = started.communicate(None)
+            started.wait()
+            raise Timeout(Run(argv, cwd, -9, stdout + more_out, stderr + more_err,
+                              time.perf_counter() - start), timeout)
+        returncode = started.wait()
+    except BaseException:               # KeyboardInterrupt: its own session would not get it
+        started.kill()
+        raise
+    finally:
+        started.close()
+    return Run(argv, cwd, returncode, stdout, stderr, time.perf_counter() - start)
 
 
 def _kill_group(process: subprocess.Popen) -> None:
@@ -194,8 +228,7 @@ def scons(root: Path, *args: str, site_dir: Path | None = SITE_DIR, program=(SCO
     ``program``: the argv that runs SCons (another venv's scons, or python -c ...).
     """
     return run(scons_argv(*args, site_dir=site_dir, program=program), root,
-               env={"PYTHONDONTWRITEBYTECODE": None, "PYTHONPYCACHEPREFIX": PYCACHE, **(env or {})},
-               timeout=timeout)
+               env={**SCONS_ENVIRONMENT, **(env or {})}, timeout=timeout, forks=FORKS)
 
 
 class LoopbackCluster:
