@@ -16,8 +16,6 @@ Python or SCons read at start (``PYTHON*``, locale, ``SCONSFLAGS``).
 """
 from __future__ import annotations
 
-import ast
-import importlib
 import json
 import os
 import re
@@ -151,25 +149,24 @@ class Started:
 # The server's end.
 
 def preload(site_dir: Path) -> None:
-    """Import SCons's main and every module the site tools import at their top level."""
+    """Import SCons's main, the library and the site tools as a scons run loads them (a tool
+    under its own name from its file, which SCons then takes from sys.modules)."""
+    import importlib.util
     import SCons.Script.Main  # noqa: F401
+    tools = os.path.join(os.path.abspath(site_dir), "site_tools")
     sys.path.insert(0, str(site_dir))
     try:
-        for tool in sorted((site_dir / "site_tools").glob("*.py")):
-            for node in ast.parse(tool.read_text()).body:
-                names = []
-                if isinstance(node, ast.Import):
-                    names = [alias.name for alias in node.names]
-                elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                    names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
-                for name in names:
-                    if name.split(".")[0] in ("SCons", "iree_kernels"):
-                        try:
-                            importlib.import_module(name)
-                        except ImportError:         # a name from a module, not a module
-                            pass
+        for name in sorted(os.listdir(tools)):
+            if name.endswith(".py") and name != "__init__.py":
+                spec = importlib.util.spec_from_file_location(name[:-3], os.path.join(tools, name))
+                module = importlib.util.module_from_spec(spec)
+                sys.modules[spec.name] = module
+                spec.loader.exec_module(module)
     finally:
         sys.path.remove(str(site_dir))
+    threads = os.listdir("/proc/self/task")
+    if len(threads) != 1:           # a fork copies only the thread that forks
+        raise RuntimeError(f"importing the library started {len(threads) - 1} threads")
 
 
 def serve(listener: socket.socket) -> tuple[dict, list[int]]:

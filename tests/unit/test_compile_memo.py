@@ -14,6 +14,8 @@ import compile_memo
 # to -o, a listing into --dump-to=DIR, and prints "warning: slow". Exit 3 for input "fail".
 FAKE = """
 import os, sys
+if sys.argv[1:] == ["--version"]:
+    sys.exit(print("fake compiler version 1"))
 args = [t for a in sys.argv[1:] for t in (open(a[1:]).read().split() if a[0] == "@" else [a])]
 out = args[args.index("-o") + 1]
 text = sys.stdin.read() if args[0] == "-" else open(args[0]).read()
@@ -133,6 +135,13 @@ def test_a_compile_it_cannot_key_runs_unrecorded(tmp_path, monkeypatch, argv):
     monkeypatch.setattr(compile_memo, "REAL", sys.executable)
     with pytest.raises(compile_memo.Unrecorded):
         compile_memo.Compile(argv, str(checkout(tmp_path / "a")))
+
+
+def test_its_version_is_the_compilers_and_is_asked_each_time(memo, tmp_path):
+    for _ in range(2):
+        asked = subprocess.run([memo, "--version"], capture_output=True, text=True, check=True)
+        assert asked.stdout == "fake compiler version 1\n"
+    assert not (tmp_path / "records").exists()
 
 
 def test_what_it_reads_from_stdin_is_keyed_by_its_bytes(memo, tmp_path):
