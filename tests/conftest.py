@@ -82,9 +82,10 @@ class Project:
     def read(self, relative: str) -> str:
         return (self.root / relative).read_text()
 
-    def scons(self, *args: str, expect_ok: bool = True, env: dict | None = None) -> Run:
+    def scons(self, *args: str, expect_ok: bool = True, env: dict | None = None,
+              fresh: bool = False) -> Run:
         """scons -Q ``args`` here (harness.scons); a failure raises unless not ``expect_ok``."""
-        build = scons(self.root, *args, env=env)
+        build = scons(self.root, *args, env=env, fresh=fresh)
         if expect_ok and not build.ok:
             raise AssertionError(build.failure())
         return build

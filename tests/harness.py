@@ -222,13 +222,16 @@ def scons_argv(*args: str, site_dir: Path | None = SITE_DIR, program=(SCONS,)) -
 
 
 def scons(root: Path, *args: str, site_dir: Path | None = SITE_DIR, program=(SCONS,),
-          env: dict | None = None, timeout: float = TIMEOUT) -> Run:
+          env: dict | None = None, timeout: float = TIMEOUT, fresh: bool = False) -> Run:
     """scons -Q ``args`` in ``root`` with this repo's site_scons (see run for env, timeout).
 
     ``program``: the argv that runs SCons (another venv's scons, or python -c ...).
+    ``fresh``: a new process even where FORKS could fork it, with a hash seed of its own
+    (a forked run has its server's), for a test that two builds come out the same.
     """
     return run(scons_argv(*args, site_dir=site_dir, program=program), root,
-               env={**SCONS_ENVIRONMENT, **(env or {})}, timeout=timeout, forks=FORKS)
+               env={**SCONS_ENVIRONMENT, **(env or {})}, timeout=timeout,
+               forks=None if fresh else FORKS)
 
 
 class LoopbackCluster:

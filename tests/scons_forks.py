@@ -256,6 +256,10 @@ def main(address: str, scons: str, site_dir: str) -> None:
 
 if __name__ == "__main__":
     main(*sys.argv[1:4])
+    # What SCons kept as it was imported (in the server): when and where it started.
+    import SCons.Script
+    SCons.Script.start_time = time.time()
+    sys.modules["SCons.Script.SConscript"].launch_dir = os.path.abspath(os.curdir)
     # What the scons script does, in the forked child.
     from SCons.Script.Main import main as scons_main
     sys.argv[0] = re.sub(r'(-script\.pyw|\.exe)?$', '', sys.argv[0])

@@ -106,7 +106,7 @@ def test_interrupted_builds_end_where_a_clean_build_does(project, clean_build):
 @pytest.mark.xdist_group("clean_build")     # one worker makes clean_build, for both
 def test_parallel_build_is_byte_identical_to_serial(project, clean_build):
     demo_repo(project)
-    project.scons("-j4", TARGETS)
+    project.scons("-j4", TARGETS, fresh=True)          # another hash seed than clean_build's
     assert outputs(project) == clean_build
 
 

@@ -33,7 +33,7 @@ def test_a_forked_run_has_the_callers_folder_environment_argv_and_exit_status(
         "import os, sys\n"
         "print('cwd', os.getcwd(), 'X', os.environ.get('X'), 'args', ARGUMENTS.get('A'))\n"
         "print('umask', oct(os.umask(0)), 'fds', sorted(os.listdir('/proc/self/fd')))\n"
-        "print('session leader', os.getsid(0) == os.getpid())\n"
+        "print('session leader', os.getsid(0) == os.getpid(), 'launched in', GetLaunchDir())\n"
         "sys.stderr.write('to stderr\\n')\n"
         "Exit(3)\n")
     monkeypatch.setenv("Y", "not for the child")
@@ -43,7 +43,7 @@ def test_a_forked_run_has_the_callers_folder_environment_argv_and_exit_status(
     assert forked.stdout == fresh.stdout
     assert f"cwd {tmp_path} X seen args 1" in forked.stdout
     assert "fds ['0', '1', '2', '3']" in forked.stdout     # 3: the listing's own
-    assert "session leader True" in forked.stdout
+    assert f"session leader True launched in {tmp_path}" in forked.stdout
     assert forked.stderr == fresh.stderr == "to stderr\n"
 
 
@@ -105,3 +105,14 @@ def test_what_is_read_as_python_or_scons_start_is_left_to_a_fresh_start(server, 
 def test_the_suites_own_runs_are_forked(server):
     environment = environment_with({**harness.SCONS_ENVIRONMENT, "PATH": "/bin", "X": "1"})
     assert server.usable(harness.scons_argv("-n", "check"), environment)
+
+
+def test_forked_runs_share_their_servers_hash_seed_and_a_fresh_one_has_its_own(
+        server, tmp_path, monkeypatch):
+    if os.environ.get("PYTHONHASHSEED", "random") != "random":
+        pytest.skip("PYTHONHASHSEED gives every process the same seed")
+    (tmp_path / "SConstruct").write_text("print('hash', hash('a string'))\n")
+    monkeypatch.setattr(harness, "FORKS", server)
+    forked = {scons(tmp_path).stdout for _ in range(2)}
+    fresh = scons(tmp_path, fresh=True).stdout
+    assert len(forked) == 1 and fresh not in forked
