@@ -188,24 +188,23 @@ def run(argv, cwd: Path, *, env: dict | None = None, timeout: float = TIMEOUT,
     return Run(argv, Path(cwd), process.returncode, stdout, stderr, time.perf_counter() - start)
 
 
-def _run_forked(forks, argv: list[str], cwd: Path, environment: dict,
-                timeout: float, start: float) -> Run:
+def _run_forked(forks, argv: list[str], cwd: Path, environment: dict, timeout: float,
+                start: float) -> Run:
     started = forks.start(argv, cwd, environment)
     try:
-        stdout, stderr, whole = started.communicate(time.monotonic() + timeout)
-        if not whole:
+        if not started.communicate(time.monotonic() + timeout):
             started.kill()
-            more_out, more_err, _ = started.communicate(None)
+            started.communicate(None)
             started.wait()
-            raise Timeout(Run(argv, cwd, -9, stdout + more_out, stderr + more_err,
-                              time.perf_counter() - start), timeout)
+            raise Timeout(Run(argv, cwd, -9, *started.output(), time.perf_counter() - start),
+                          timeout)
         returncode = started.wait()
     except BaseException:               # KeyboardInterrupt: its own session would not get it
         started.kill()
         raise
     finally:
         started.close()
-    return Run(argv, cwd, returncode, stdout, stderr, time.perf_counter() - start)
+    return Run(argv, cwd, returncode, *started.output(), time.perf_counter() - start)
 
 
 def _kill_group(process: subprocess.Popen) -> None:

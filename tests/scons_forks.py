@@ -17,6 +17,7 @@ Python or SCons read at start (``PYTHON*``, locale, ``SCONSFLAGS``).
 from __future__ import annotations
 
 import json
+import locale
 import os
 import re
 import selectors
@@ -91,6 +92,8 @@ class Started:
 
     def __init__(self, connection: socket.socket, out: int, err: int) -> None:
         self.connection, self.out, self.err = connection, out, err
+        self.chunks: dict[int, list[bytes]] = {out: [], err: []}
+        self.ended: set[int] = set()
         answer = connection.recv(MESSAGE)
         if not answer:
             os.close(out)
@@ -98,29 +101,31 @@ class Started:
             raise RuntimeError("the scons fork server closed the connection")
         self.pid = json.loads(answer)["pid"]
 
-    def communicate(self, deadline: float | None) -> tuple[str, str, bool]:
-        """(stdout, stderr, whole): read to the end of both pipes, or to ``deadline``
-        (time.monotonic) where ``whole`` is False."""
-        chunks = {self.out: [], self.err: []}
+    def communicate(self, deadline: float | None) -> bool:
+        """Read both pipes to their end (True), or until ``deadline`` (time.monotonic: False)."""
         with selectors.DefaultSelector() as selector:
-            for fd in chunks:
-                selector.register(fd, selectors.EVENT_READ)
+            for fd in self.chunks:
+                if fd not in self.ended:
+                    selector.register(fd, selectors.EVENT_READ)
             while selector.get_map():
                 left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:
-                    return self._text(chunks) + (False,)
+                    return False
                 for key, _ in selector.select(left):
                     data = os.read(key.fd, 1 << 16)
                     if data:
-                        chunks[key.fd].append(data)
+                        self.chunks[key.fd].append(data)
                     else:
                         selector.unregister(key.fd)
-        return self._text(chunks) + (True,)
+                        self.ended.add(key.fd)
+        return True
 
-    @staticmethod
-    def _text(chunks: dict[int, list[bytes]]) -> tuple[str, str]:
-        out, err = (b"".join(parts).decode(errors="replace").replace("\r\n", "\n")
-                    for parts in chunks.values())
+    def output(self) -> tuple[str, str]:
+        """(stdout, stderr) as ``Popen(text=True)`` reads them: the locale's encoding,
+        universal newlines."""
+        encoding = locale.getpreferredencoding(False)
+        out, err = (b"".join(parts).decode(encoding).replace("\r\n", "\n").replace("\r", "\n")
+                    for parts in self.chunks.values())
         return out, err
 
     def kill(self) -> None:

@@ -31,20 +31,23 @@ def test_a_forked_run_has_the_callers_folder_environment_argv_and_exit_status(
         server, tmp_path, monkeypatch):
     (tmp_path / "SConstruct").write_text(
         "import os, sys\n"
-        "print('cwd', os.getcwd(), 'X', os.environ.get('X'), 'args', ARGUMENTS.get('A'))\n"
+        "print('cwd', os.getcwd(), 'X', os.environ.get('X'), 'Y', os.environ.get('Y'),"
+        "      'args', ARGUMENTS.get('A'))\n"
         "print('umask', oct(os.umask(0)), 'fds', sorted(os.listdir('/proc/self/fd')))\n"
         "print('session leader', os.getsid(0) == os.getpid(), 'launched in', GetLaunchDir())\n"
         "sys.stderr.write('to stderr\\n')\n"
+        "sys.stdout.write('crlf\\r\\nlone cr\\r\\u00fcn\\u00ef\\n')\n"
         "Exit(3)\n")
     monkeypatch.setenv("Y", "not for the child")
     fresh, forked = both(server, tmp_path, "A=1", env={"X": "seen", "Y": None},
                          monkeypatch=monkeypatch)
     assert fresh.returncode == forked.returncode == 3
     assert forked.stdout == fresh.stdout
-    assert f"cwd {tmp_path} X seen args 1" in forked.stdout
+    assert f"cwd {tmp_path} X seen Y None args 1" in forked.stdout
     assert "fds ['0', '1', '2', '3']" in forked.stdout     # 3: the listing's own
     assert f"session leader True launched in {tmp_path}" in forked.stdout
     assert forked.stderr == fresh.stderr == "to stderr\n"
+    assert "crlf\nlone cr\n\u00fcn\u00ef\n" in forked.stdout
 
 
 def test_a_forked_run_killed_by_a_signal_reads_killed_by_it(server, tmp_path, monkeypatch):
