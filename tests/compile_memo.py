@@ -37,6 +37,7 @@ import hashlib      # noqa: E402
 import json         # noqa: E402
 import re           # noqa: E402
 import shlex        # noqa: E402
+import shutil       # noqa: E402
 import signal       # noqa: E402
 import subprocess   # noqa: E402
 import tempfile     # noqa: E402
@@ -228,7 +229,7 @@ class Compile:
         try:
             os.rename(scratch, os.path.join(STORE, self.key))
         except OSError:                 # another worker recorded it first
-            subprocess.run(["rm", "-rf", scratch], check=False)
+            shutil.rmtree(scratch, ignore_errors=True)
         return "recorded"
 
     def replay(self) -> bool:

@@ -96,8 +96,7 @@ class Started:
         self.ended: set[int] = set()
         answer = connection.recv(MESSAGE)
         if not answer:
-            os.close(out)
-            os.close(err)
+            self.close()
             raise RuntimeError("the scons fork server closed the connection")
         self.pid = json.loads(answer)["pid"]
 
@@ -205,8 +204,7 @@ def serve(listener: socket.socket) -> tuple[dict, list[int]]:
                 answer(connection, {"pid": pid})
                 waiting[pid] = connection
             elif key.fileobj == wake_read:
-                while os.read(wake_read, 4096) == 4096:
-                    pass
+                os.read(wake_read, 4096)        # a byte per signal; reap takes every child
                 reap(waiting)
             else:
                 os._exit(0)
